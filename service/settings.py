@@ -1,0 +1,121 @@
+"""The one settings object of Synopsis, loaded from `SYNOPSIS_*` environment variables.
+
+Library code receives a `Settings`; only `Settings.from_env` reads the environment.
+Every field `name` is set by the variable `SYNOPSIS_<NAME>` (upper case).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from service.errors import ConfigurationError
+
+__all__ = ["ENV_PREFIX", "Settings"]
+
+ENV_PREFIX = "SYNOPSIS_"
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("synopsis"))
+
+
+def _default_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("synopsis"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Typed configuration. Build it with `Settings.from_env()` or directly in tests."""
+
+    # Where the local stack keeps its data (Weaviate's files, Ollama's models, pid files, logs).
+    data_dir: Path = field(default_factory=_default_data_dir)
+    # Where built server binaries and downloaded model packages are cached, keyed by version.
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+
+    # External Weaviate, e.g. "http://weaviate:8080". Empty: run the local stack's own.
+    weaviate_url: str = ""
+    weaviate_grpc_host: str = ""  # empty: the host of weaviate_url
+    weaviate_grpc_port: int = 50051
+    weaviate_api_key: str = ""
+
+    # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
+    ollama_url: str = ""
+
+    chat_model: str = "smollm2-135m-instruct"
+    embedding_model: str = "all-minilm-l6-v2"
+
+    # The local stack: versions, loopback ports and limits.
+    weaviate_version: str = "1.39.0"
+    ollama_version: str = "0.24.0"
+    local_weaviate_port: int = 18080
+    local_weaviate_grpc_port: int = 15051
+    local_ollama_port: int = 11435
+    weaviate_memory_limit: str = "2GiB"
+    stack_start_timeout: float = 120.0
+    # Build the local Ollama for this machine's CPU (-march=native): much faster inference,
+    # and the cache key includes the CPU's flags so the binary is never reused elsewhere.
+    ollama_native_build: bool = True
+
+    @property
+    def uses_local_weaviate(self) -> bool:
+        """True when no external Weaviate is configured."""
+        return not self.weaviate_url
+
+    @property
+    def uses_local_ollama(self) -> bool:
+        """True when no external Ollama is configured."""
+        return not self.ollama_url
+
+    @property
+    def resolved_ollama_url(self) -> str:
+        """The Ollama base URL in use: the external one, or the local stack's."""
+        return self.ollama_url or f"http://127.0.0.1:{self.local_ollama_port}"
+
+    @classmethod
+    def env_names(cls) -> dict[str, str]:
+        """Map every field to the environment variable that sets it."""
+        return {f.name: ENV_PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Load settings from `environ` (default: `os.environ`); unset variables keep defaults."""
+        env = os.environ if environ is None else environ
+        hints = typing.get_type_hints(cls)
+        values: dict[str, object] = {}
+        for name, var in cls.env_names().items():
+            raw = env.get(var)
+            if raw is None:
+                continue
+            values[name] = _convert(var, raw.strip(), hints[name])
+        return cls(**values)  # type: ignore[arg-type]
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _convert(var: str, raw: str, kind: object) -> object:
+    try:
+        if kind is bool:
+            lowered = raw.lower()
+            if lowered not in _TRUE | _FALSE:
+                raise ValueError(f"expected one of {sorted(_TRUE | _FALSE)}")
+            return lowered in _TRUE
+        if kind is int:
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        if kind is Path:
+            if not raw:
+                raise ValueError("expected a path")
+            return Path(raw).expanduser()
+        return raw
+    except ValueError as exc:
+        raise ConfigurationError(f"{var}={raw!r} is invalid: {exc}") from exc
