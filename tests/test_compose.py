@@ -1,0 +1,256 @@
+"""compose.yaml cannot run here (no container engine); check everything that can be checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from service.settings import ENV_PREFIX, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = ROOT / "compose.yaml"
+
+# `${NAME}`, `${NAME:-default}` or `${NAME-default}`; `$$` is a literal dollar.
+_VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?-)(?P<default>[^}]*))?\}")
+_SECRET_NAME = re.compile(r"(KEY|KEYS|TOKEN|SECRET|PASSWORD|PASSWORDS)$")
+_PASSTHROUGH = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:?-)?\}")
+_TOKEN_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,})")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    loaded = yaml.safe_load(COMPOSE.read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def _services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    services = compose["services"]
+    assert isinstance(services, dict)
+    return services
+
+
+def _environment(service: dict[str, Any]) -> dict[str, str]:
+    environment = service.get("environment", {})
+    # The mapping form only: the list form hides typos in the names from this test.
+    assert isinstance(environment, dict)
+    return {str(name): str(value) for name, value in environment.items()}
+
+
+def _interpolate(value: str, environ: dict[str, str]) -> str:
+    """Resolve compose variables the way `docker compose` does for the cases used here."""
+
+    def resolve(match: re.Match[str]) -> str:
+        name, op, default = match["name"], match["op"], match["default"] or ""
+        if op == ":-":
+            return environ.get(name) or default
+        if op == "-":
+            return environ.get(name, default)
+        return environ.get(name, "")
+
+    return _VARIABLE.sub(resolve, value).replace("$$", "$")
+
+
+def _images(compose: dict[str, Any]) -> dict[str, str]:
+    """Every image reference: `image:` of each service and `FROM` of each inline Dockerfile."""
+    images: dict[str, str] = {}
+    for name, service in _services(compose).items():
+        if "image" in service:
+            images[name] = service["image"]
+        inline = service.get("build", {}).get("dockerfile_inline", "")
+        for index, line in enumerate(re.findall(r"^FROM\s+(\S+)", inline, re.MULTILINE)):
+            images[f"{name} (FROM #{index + 1})"] = line
+    return images
+
+
+def _tag(image: str) -> str:
+    """The tag of `registry/path/name:tag`; empty when the reference has none."""
+    last = image.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+def test_compose_is_a_mapping_with_the_four_services(compose: dict[str, Any]) -> None:
+    assert sorted(_services(compose)) == ["ollama", "ollama-models", "synopsis", "weaviate"]
+
+
+def test_every_image_is_pinned(compose: dict[str, Any]) -> None:
+    images = _images(compose)
+    assert sorted(images) == ["ollama", "ollama-models", "synopsis (FROM #1)", "weaviate"]
+    for where, image in images.items():
+        assert _tag(image) not in ("", "latest"), f"{where}: {image} is not pinned"
+
+
+@pytest.mark.parametrize(
+    ("service", "image"),
+    [
+        ("weaviate", f"cr.weaviate.io/semitechnologies/weaviate:{Settings().weaviate_version}"),
+        ("ollama", f"ollama/ollama:{Settings().ollama_version}"),
+        ("ollama-models", f"ollama/ollama:{Settings().ollama_version}"),
+        ("synopsis (FROM #1)", "python:3.11-slim"),
+    ],
+)
+def test_images_match_the_local_stack_versions(
+    compose: dict[str, Any], service: str, image: str
+) -> None:
+    assert _images(compose)[service] == image
+
+
+def test_every_synopsis_variable_is_a_settings_field(compose: dict[str, Any]) -> None:
+    known = set(Settings.env_names().values())
+    used = {
+        name
+        for service in _services(compose).values()
+        for name in _environment(service)
+        if name.startswith(ENV_PREFIX)
+    }
+    # Variables read from the caller's environment by interpolation count as well.
+    used |= {
+        match["name"]
+        for match in _VARIABLE.finditer(COMPOSE.read_text())
+        if match["name"].startswith(ENV_PREFIX)
+    }
+    assert used, "compose.yaml configures Synopsis through SYNOPSIS_* variables"
+    assert sorted(used - known) == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "resolved"),
+    [
+        ("SYNOPSIS_WEAVIATE_URL", "http://weaviate:8080", "http://weaviate:8080"),
+        ("SYNOPSIS_WEAVIATE_GRPC_PORT", "50051", "50051"),
+        ("SYNOPSIS_WEAVIATE_API_KEY", "${SYNOPSIS_WEAVIATE_API_KEY:-}", ""),
+        ("SYNOPSIS_OLLAMA_URL", "http://ollama:11434", "http://ollama:11434"),
+        ("SYNOPSIS_CHAT_MODEL", "${SYNOPSIS_CHAT_MODEL:-llama3.1}", "llama3.1"),
+        (
+            "SYNOPSIS_EMBEDDING_MODEL",
+            "${SYNOPSIS_EMBEDDING_MODEL:-mxbai-embed-large}",
+            "mxbai-embed-large",
+        ),
+    ],
+)
+def test_synopsis_service_environment(
+    compose: dict[str, Any], variable: str, raw: str, resolved: str
+) -> None:
+    environment = _environment(_services(compose)["synopsis"])
+    assert environment[variable] == raw
+    assert _interpolate(raw, {}) == resolved
+
+
+def test_synopsis_environment_loads_into_external_settings(compose: dict[str, Any]) -> None:
+    environment = _environment(_services(compose)["synopsis"])
+    settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
+    assert (settings.uses_local_weaviate, settings.uses_local_ollama) == (False, False)
+    assert (settings.chat_model, settings.embedding_model) == ("llama3.1", "mxbai-embed-large")
+    assert settings.weaviate_grpc_port == 50051
+
+
+def test_models_step_pulls_the_models_synopsis_uses(compose: dict[str, Any]) -> None:
+    services = _services(compose)
+    pull = _environment(services["ollama-models"])
+    uses = _environment(services["synopsis"])
+    for variable in ("SYNOPSIS_CHAT_MODEL", "SYNOPSIS_EMBEDDING_MODEL"):
+        assert pull[variable] == uses[variable]
+    command = " ".join(services["ollama-models"]["command"])
+    assert command == (
+        'ollama pull "$$SYNOPSIS_CHAT_MODEL" && ollama pull "$$SYNOPSIS_EMBEDDING_MODEL"'
+    )
+    assert pull["OLLAMA_HOST"] == "ollama:11434"
+    assert services["ollama-models"]["restart"] == "no"
+
+
+@pytest.mark.parametrize(
+    ("service", "probe"),
+    [
+        ("weaviate", "http://127.0.0.1:8080/v1/.well-known/ready"),
+        ("ollama", "list"),
+    ],
+)
+def test_servers_have_healthchecks(compose: dict[str, Any], service: str, probe: str) -> None:
+    healthcheck = _services(compose)[service]["healthcheck"]
+    assert healthcheck["test"][0] == "CMD"
+    assert healthcheck["test"][-1] == probe
+    assert healthcheck["retries"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("service", "conditions"),
+    [
+        (
+            "synopsis",
+            {
+                "weaviate": "service_healthy",
+                "ollama": "service_healthy",
+                "ollama-models": "service_completed_successfully",
+            },
+        ),
+        ("ollama-models", {"ollama": "service_healthy"}),
+    ],
+)
+def test_depends_on_conditions(
+    compose: dict[str, Any], service: str, conditions: dict[str, str]
+) -> None:
+    depends_on = _services(compose)[service]["depends_on"]
+    assert {name: entry["condition"] for name, entry in depends_on.items()} == conditions
+
+
+def test_weaviate_keeps_its_data_in_a_named_volume(compose: dict[str, Any]) -> None:
+    weaviate = _services(compose)["weaviate"]
+    environment = _environment(weaviate)
+    assert environment["PERSISTENCE_DATA_PATH"] == "/var/lib/weaviate"
+    assert environment["DEFAULT_VECTORIZER_MODULE"] == "none"
+    assert environment["ENABLE_MODULES"] == ""
+    assert weaviate["volumes"] == ["weaviate-data:/var/lib/weaviate"]
+    assert _services(compose)["ollama"]["volumes"] == ["ollama-models:/root/.ollama"]
+    assert sorted(compose["volumes"]) == ["ollama-models", "weaviate-data"]
+
+
+def test_synopsis_is_built_from_this_repository(compose: dict[str, Any]) -> None:
+    synopsis = _services(compose)["synopsis"]
+    assert synopsis["build"]["context"] == "."
+    assert synopsis["command"] == ["synopsis", "serve"]
+    inline = synopsis["build"]["dockerfile_inline"]
+    assert "uv sync --frozen --no-dev" in inline
+    copied = {
+        source
+        for line in re.findall(r"^COPY\s+(.+)$", inline, re.MULTILINE)
+        for source in line.split()[:-1]
+    }
+    assert sorted(copied) == [
+        "README.md",
+        "loaders",
+        "pyproject.toml",
+        "service",
+        "splitters",
+        "uv.lock",
+    ]
+    for source in copied:
+        assert (ROOT / source).exists(), f"the image copies {source}, which is missing"
+
+
+def test_no_literal_secrets(compose: dict[str, Any]) -> None:
+    for name, service in _services(compose).items():
+        for variable, value in _environment(service).items():
+            if _SECRET_NAME.search(variable):
+                assert _PASSTHROUGH.fullmatch(value), (
+                    f"{name}: {variable} must be passed through as ${{VAR:-}}, not {value!r}"
+                )
+    assert _TOKEN_SHAPES.findall(COMPOSE.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "environ", "resolved"),
+    [
+        ("${A:-x}", {}, "x"),
+        ("${A:-x}", {"A": ""}, "x"),
+        ("${A-x}", {"A": ""}, ""),
+        ("${A:-}", {"A": "set"}, "set"),
+        ("${A}", {}, ""),
+        ("$$A", {"A": "set"}, "$A"),
+    ],
+)
+def test_interpolate_helper(raw: str, environ: dict[str, str], resolved: str) -> None:
+    assert _interpolate(raw, environ) == resolved
