@@ -1,0 +1,148 @@
+"""Settings: defaults, parsing of `SYNOPSIS_*` variables, and clear errors for bad values."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import platformdirs
+import pytest
+
+from service.errors import ConfigurationError, SynopsisError
+from service.settings import ENV_PREFIX, Settings
+
+
+def test_defaults() -> None:
+    settings = Settings.from_env({})
+    assert settings == Settings()
+    assert settings.data_dir == Path(platformdirs.user_data_dir("synopsis"))
+    assert settings.cache_dir == Path(platformdirs.user_cache_dir("synopsis"))
+    assert (settings.weaviate_url, settings.ollama_url) == ("", "")
+    assert (settings.uses_local_weaviate, settings.uses_local_ollama) == (True, True)
+    assert settings.resolved_ollama_url == "http://127.0.0.1:11435"
+    assert (settings.chat_model, settings.embedding_model) == (
+        "smollm2-135m-instruct",
+        "all-minilm-l6-v2",
+    )
+    assert (settings.weaviate_version, settings.ollama_version) == ("1.39.0", "0.24.0")
+    assert (
+        settings.local_weaviate_port,
+        settings.local_weaviate_grpc_port,
+        settings.local_ollama_port,
+    ) == (18080, 15051, 11435)
+    assert settings.weaviate_grpc_port == 50051
+    assert settings.ollama_native_build is True
+
+
+def test_env_names_cover_every_field() -> None:
+    names = Settings.env_names()
+    assert list(names) == [field.name for field in dataclasses.fields(Settings)]
+    assert names["weaviate_url"] == "SYNOPSIS_WEAVIATE_URL"
+    assert names["local_ollama_port"] == "SYNOPSIS_LOCAL_OLLAMA_PORT"
+    assert all(var == ENV_PREFIX + name.upper() for name, var in names.items())
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "field", "value"),
+    [
+        ("SYNOPSIS_WEAVIATE_URL", "http://weaviate:8080", "weaviate_url", "http://weaviate:8080"),
+        ("SYNOPSIS_WEAVIATE_URL", "  http://w:8080 \n", "weaviate_url", "http://w:8080"),
+        ("SYNOPSIS_WEAVIATE_GRPC_PORT", "50052", "weaviate_grpc_port", 50052),
+        ("SYNOPSIS_WEAVIATE_GRPC_PORT", " 7 ", "weaviate_grpc_port", 7),
+        ("SYNOPSIS_WEAVIATE_API_KEY", "k3y", "weaviate_api_key", "k3y"),
+        ("SYNOPSIS_CHAT_MODEL", "llama3.1", "chat_model", "llama3.1"),
+        ("SYNOPSIS_EMBEDDING_MODEL", "mxbai-embed-large", "embedding_model", "mxbai-embed-large"),
+        ("SYNOPSIS_STACK_START_TIMEOUT", "2.5", "stack_start_timeout", 2.5),
+        ("SYNOPSIS_STACK_START_TIMEOUT", "30", "stack_start_timeout", 30.0),
+        ("SYNOPSIS_DATA_DIR", "/srv/synopsis", "data_dir", Path("/srv/synopsis")),
+        ("SYNOPSIS_CACHE_DIR", "~/c", "cache_dir", Path.home() / "c"),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "false", "ollama_native_build", False),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "0", "ollama_native_build", False),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "no", "ollama_native_build", False),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "OFF", "ollama_native_build", False),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "", "ollama_native_build", False),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "True", "ollama_native_build", True),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "1", "ollama_native_build", True),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "yes", "ollama_native_build", True),
+        ("SYNOPSIS_OLLAMA_NATIVE_BUILD", "on", "ollama_native_build", True),
+    ],
+)
+def test_parses_each_kind(variable: str, raw: str, field: str, value: object) -> None:
+    settings = Settings.from_env({variable: raw})
+    assert getattr(settings, field) == value
+    assert type(getattr(settings, field)) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "message"),
+    [
+        (
+            "SYNOPSIS_WEAVIATE_GRPC_PORT",
+            "fifty",
+            "SYNOPSIS_WEAVIATE_GRPC_PORT='fifty' is invalid: "
+            "invalid literal for int() with base 10: 'fifty'",
+        ),
+        (
+            "SYNOPSIS_LOCAL_OLLAMA_PORT",
+            "11435.5",
+            "SYNOPSIS_LOCAL_OLLAMA_PORT='11435.5' is invalid: "
+            "invalid literal for int() with base 10: '11435.5'",
+        ),
+        (
+            "SYNOPSIS_STACK_START_TIMEOUT",
+            "soon",
+            "SYNOPSIS_STACK_START_TIMEOUT='soon' is invalid: "
+            "could not convert string to float: 'soon'",
+        ),
+        (
+            "SYNOPSIS_OLLAMA_NATIVE_BUILD",
+            "maybe",
+            "SYNOPSIS_OLLAMA_NATIVE_BUILD='maybe' is invalid: expected one of "
+            "['', '0', '1', 'false', 'no', 'off', 'on', 'true', 'yes']",
+        ),
+        ("SYNOPSIS_DATA_DIR", "   ", "SYNOPSIS_DATA_DIR='' is invalid: expected a path"),
+    ],
+)
+def test_bad_values_raise_configuration_error(variable: str, raw: str, message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({variable: raw})
+    assert str(caught.value) == message
+    assert isinstance(caught.value, SynopsisError)
+
+
+@pytest.mark.parametrize(
+    ("environ", "local_weaviate", "local_ollama", "ollama_url"),
+    [
+        ({}, True, True, "http://127.0.0.1:11435"),
+        ({"SYNOPSIS_LOCAL_OLLAMA_PORT": "11535"}, True, True, "http://127.0.0.1:11535"),
+        ({"SYNOPSIS_WEAVIATE_URL": "http://w:8080"}, False, True, "http://127.0.0.1:11435"),
+        ({"SYNOPSIS_OLLAMA_URL": "http://o:11434"}, True, False, "http://o:11434"),
+        ({"SYNOPSIS_OLLAMA_URL": ""}, True, True, "http://127.0.0.1:11435"),
+    ],
+)
+def test_local_or_external(
+    environ: dict[str, str], local_weaviate: bool, local_ollama: bool, ollama_url: str
+) -> None:
+    settings = Settings.from_env(environ)
+    assert settings.uses_local_weaviate is local_weaviate
+    assert settings.uses_local_ollama is local_ollama
+    assert settings.resolved_ollama_url == ollama_url
+
+
+def test_other_variables_are_ignored() -> None:
+    environ = {"WEAVIATE_URL": "http://x", "SYNOPSIS_UNKNOWN": "1", "synopsis_chat_model": "x"}
+    assert Settings.from_env(environ) == Settings()
+
+
+def test_reads_os_environ_only_when_no_mapping_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYNOPSIS_CHAT_MODEL", "from-os-environ")
+    assert Settings.from_env().chat_model == "from-os-environ"
+    assert Settings.from_env({}).chat_model == "smollm2-135m-instruct"
+
+
+def test_frozen_and_keyword_only() -> None:
+    settings = Settings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.chat_model = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Settings(Path("/tmp"))  # type: ignore[misc]
