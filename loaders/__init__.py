@@ -1,0 +1,95 @@
+"""Loaders: documentation sources → LangChain `Document`s whose `page_content` is Markdown.
+
+`load()` takes file paths, directories and http(s) URLs and yields one Document at a
+time. Every Document's metadata has `source` (absolute path or canonical URL), `title`,
+`content_type` (of the source) and `content_hash` (sha256 of the Markdown); PDF
+Documents add `page_start`, `page_end` and `image_count`. The keys are constants in
+`loaders.documents`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import httpx
+from langchain_core.documents import Document
+
+from loaders.crawl import crawl
+from loaders.documents import (
+    CONTENT_HASH,
+    CONTENT_TYPE,
+    IMAGE_COUNT,
+    PAGE_END,
+    PAGE_START,
+    SOURCE,
+    TITLE,
+    content_hash,
+)
+from loaders.files import iter_files, load_file
+from loaders.options import LoadOptions
+from service.errors import LoaderError
+
+__all__ = [
+    "CONTENT_HASH",
+    "CONTENT_TYPE",
+    "IMAGE_COUNT",
+    "PAGE_END",
+    "PAGE_START",
+    "SOURCE",
+    "TITLE",
+    "LoadOptions",
+    "LoaderError",
+    "content_hash",
+    "load",
+]
+
+
+def _is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def load(
+    sources: Sequence[str],
+    *,
+    options: LoadOptions | None = None,
+    on_error: Callable[[LoaderError], None] | None = None,
+    http_client: httpx.Client | None = None,
+) -> Iterator[Document]:
+    """Yield the Documents of `sources`, one at a time, in a deterministic order.
+
+    Sources are taken in the given order: a file yields its Documents, a directory the
+    Documents of its `.html`, `.htm`, `.md`, `.markdown`, `.txt` and `.pdf` files in
+    sorted path order, and a URL its page (or, with `options.crawl_depth` > 0, the pages
+    of its crawl, breadth first). When a source fails, `on_error` receives the
+    `LoaderError` and loading goes on; without `on_error` the error is raised.
+    `http_client` is used for URLs (one is created, and closed, when it is None).
+    """
+    opts = options or LoadOptions()
+
+    def fail(error: LoaderError) -> None:
+        if on_error is None:
+            raise error
+        on_error(error)
+
+    for source in sources:
+        if _is_url(source):
+            yield from crawl(source, options=opts, on_error=fail, client=http_client)
+            continue
+        path = Path(source).expanduser()
+        if path.is_dir():
+            for file in iter_files(path):
+                yield from _guarded(file, opts, fail)
+        elif path.exists():
+            yield from _guarded(path, opts, fail)
+        else:
+            fail(LoaderError("no such file, directory or URL", source=source))
+
+
+def _guarded(
+    path: Path, options: LoadOptions, fail: Callable[[LoaderError], None]
+) -> Iterator[Document]:
+    try:
+        yield from load_file(path, options=options)
+    except LoaderError as error:
+        fail(error)
