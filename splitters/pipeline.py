@@ -67,10 +67,9 @@ def chunk_documents(
         source = document.metadata.get("source", "")
         index = 0
         for section in header_splitter.split_sections(document.page_content):
-            header_metadata = section.header_metadata()
             for chunk in token_splitter.split_chunks(section.content):
                 metadata = copy.deepcopy(document.metadata)
-                metadata.update(copy.deepcopy(header_metadata))
+                metadata.update(section.header_metadata())
                 metadata[CHUNK_INDEX] = index
                 metadata[TOKENS] = chunk.tokens
                 index += 1

@@ -53,6 +53,10 @@ __all__ = ["Chunk", "MarkdownTokenSplitter"]
 # Estimated cost of the blank line that separates two blocks ("\n\n" is one token).
 _SEPARATOR_TOKENS = 1
 
+# A text longer than this many characters per allowed token is almost surely over the
+# limit, so counting it whole first would be wasted work; it goes to the block path.
+_WHOLE_COUNT_CHARS_PER_TOKEN = 10
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -170,14 +174,20 @@ class MarkdownTokenSplitter(TextSplitter):
         start, end = trim_blank_lines(text, 0, len(text))
         if start >= end:
             return []
+        blocks = parse_blocks(text, start, end)
+        if blocks[-1].closed and end - start <= _WHOLE_COUNT_CHARS_PER_TOKEN * self._max:
+            # Most sections fit whole: one count, and the chunk is the exact slice.
+            tokens = self._count(text[start:end])
+            if tokens <= self._max:
+                return [Chunk(text[start:end], start, tokens)]
         units: list[_Unit] = []
-        for index, block in enumerate(parse_blocks(text, start, end)):
+        for index, block in enumerate(blocks):
             unit = self._block_unit(text, block, index)
             if unit.tokens > self._budget and unit.splittable:
                 units.extend(self._split_unit(text, unit, self._budget))
             else:
                 units.append(unit)
-        groups: list[list[_Unit]] = []
+        groups: list[tuple[list[_Unit], int]] = []
         for group in self._pack(units, self._budget):
             groups.extend(self._verified(text, group, self._budget))
         return [self._chunk(text, groups, i) for i in range(len(groups))]
@@ -315,32 +325,39 @@ class MarkdownTokenSplitter(TextSplitter):
         )
         return [list(units[lo:hi]) for lo, hi in ranges]
 
-    def _verified(self, text: str, group: list[_Unit], budget: int) -> list[list[_Unit]]:
-        """Re-cut `group` with a tighter budget if its exact size exceeds `budget`."""
+    def _verified(
+        self, text: str, group: list[_Unit], budget: int
+    ) -> list[tuple[list[_Unit], int]]:
+        """Pair `group` with its exact size, re-cut tighter if that exceeds `budget`."""
+        only = group[0]
+        if len(group) == 1 and only.first and only.last:
+            return [(group, only.tokens)]  # a whole block's count is exact
         size = self._count(_join(text, group))
         if size <= budget:
-            return [group]
+            return [(group, size)]
         tighter = max(1, budget - (size - budget) - 1)
         if len(group) > 1:
             regrouped = self._pack(group, tighter)
-        elif group[0].splittable:
-            regrouped = self._pack(self._split_unit(text, group[0], tighter), tighter)
+        elif only.splittable:
+            regrouped = self._pack(self._split_unit(text, only, tighter), tighter)
         else:
-            return [group]
+            return [(group, size)]
         if len(regrouped) == 1 and tighter == 1:
-            return regrouped
-        result: list[list[_Unit]] = []
+            return [(group, size)]
+        result: list[tuple[list[_Unit], int]] = []
         for part in regrouped:
             result.extend(self._verified(text, part, budget))
         return result
 
-    def _chunk(self, text: str, groups: list[list[_Unit]], index: int) -> Chunk:
-        group = groups[index]
+    def _chunk(self, text: str, groups: list[tuple[list[_Unit], int]], index: int) -> Chunk:
+        own, tokens = groups[index]
+        group = own
         if self._overlap and index > 0:
-            group = self._overlap_units(groups[index - 1]) + group
+            group = self._overlap_units(groups[index - 1][0]) + own
         content = _join(text, group)
-        tokens = self._count(content)
-        while tokens > self._max and len(group) > len(groups[index]):
+        if len(group) > len(own):
+            tokens = self._count(content)
+        while tokens > self._max and len(group) > len(own):
             group = group[1:]  # an estimate fell short: give up overlap blocks
             content = _join(text, group)
             tokens = self._count(content)
