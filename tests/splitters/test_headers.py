@@ -67,7 +67,7 @@ Skipped a level.
 
 ~~~~python
 def f():
-\treturn 1\u00a0  
+\treturn 1\u00a0\x20\x20
 ~~~~
 
 # Table of Contents
