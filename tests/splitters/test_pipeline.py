@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from langchain_core.documents import Document
+
+from splitters import DroppedSection, Header, chunk_documents
+from splitters.encoding import count_tokens
+
+
+def loaded(source: str, markdown: str) -> Document:
+    return Document(
+        page_content=markdown,
+        metadata={
+            "source": source,
+            "title": source.upper(),
+            "content_type": "text/markdown",
+            "content_hash": "h",
+            "extra": {"tags": ["a"]},
+        },
+    )
+
+
+def words(n: int) -> str:
+    return " ".join(["alpha"] * n) + "."
+
+
+def test_chunk_metadata_and_per_document_index() -> None:
+    doc_a = loaded("a.md", f"# A\n\n{words(30)}\n\n{words(30)}\n\n### C\n\n```py\n# c\n```")
+    doc_b = loaded("b.md", "## B\n\nbee")
+    chunks = list(chunk_documents([doc_a, doc_b], max_tokens=40))
+    base = {"title": None, "content_type": "text/markdown", "content_hash": "h"}
+    assert [
+        (c.page_content, {k: v for k, v in c.metadata.items() if k not in base}) for c in chunks
+    ] == [
+        (
+            words(30),
+            {
+                "source": "a.md",
+                "extra": {"tags": ["a"]},
+                "headers": ["A"],
+                "Header 1": "A",
+                "chunk_index": 0,
+                "tokens": 31,
+            },
+        ),
+        (
+            words(30),
+            {
+                "source": "a.md",
+                "extra": {"tags": ["a"]},
+                "headers": ["A"],
+                "Header 1": "A",
+                "chunk_index": 1,
+                "tokens": 31,
+            },
+        ),
+        (
+            "```py\n# c\n```",
+            {
+                "source": "a.md",
+                "extra": {"tags": ["a"]},
+                "headers": ["A", "C"],
+                "Header 1": "A",
+                "Header 3": "C",
+                "chunk_index": 2,
+                "tokens": count_tokens("```py\n# c\n```"),
+            },
+        ),
+        (
+            "bee",
+            {
+                "source": "b.md",
+                "extra": {"tags": ["a"]},
+                "headers": ["B"],
+                "Header 2": "B",
+                "chunk_index": 0,
+                "tokens": 1,
+            },
+        ),
+    ]
+    assert all(c.metadata["title"] == c.metadata["source"].upper() for c in chunks)
+    chunks[0].metadata["extra"]["tags"].append("changed")
+    chunks[0].metadata["headers"].append("changed")
+    assert chunks[1].metadata["extra"] == {"tags": ["a"]}
+    assert chunks[1].metadata["headers"] == ["A"]
+    assert doc_a.metadata["extra"] == {"tags": ["a"]}
+
+
+def test_streams_one_document_at_a_time() -> None:
+    pulled: list[str] = []
+
+    def documents() -> Iterator[Document]:
+        for name in ("one", "two"):
+            pulled.append(name)
+            yield loaded(name, f"# {name}\n\ntext")
+
+    stream = chunk_documents(documents())
+    first = next(stream)
+    assert (first.metadata["source"], pulled) == ("one", ["one"])
+    assert [c.metadata["source"] for c in stream] == ["two"]
+
+
+def test_unwanted_sections_are_dropped_and_reported() -> None:
+    reported: list[tuple[str, DroppedSection]] = []
+    doc = loaded("p.html", "# Navigation\n\n- x\n\n# Body\n\nkept\n\n# Extra\n\ny")
+    chunks = list(
+        chunk_documents(
+            [doc],
+            unwanted_headers=("navigation", "Extra"),
+            on_dropped=lambda d, s: reported.append((d.metadata["source"], s)),
+        )
+    )
+    assert [c.page_content for c in chunks] == ["kept"]
+    assert reported == [
+        ("p.html", DroppedSection((Header(1, "Navigation"),), "- x", 14)),
+        ("p.html", DroppedSection((Header(1, "Extra"),), "y", 42)),
+    ]
+
+
+def test_oversized_chunks_are_reported() -> None:
+    reported: list[Document] = []
+    doc = loaded("x.md", "one " * 50 + "\n\nshort")
+    chunks = list(chunk_documents([doc], max_tokens=10, on_oversized=reported.append))
+    assert [c.metadata["tokens"] > 10 for c in chunks] == [True, False]
+    assert reported == [chunks[0]]
