@@ -8,7 +8,7 @@ from langchain_core.documents import Document
 
 from loaders.documents import HTML, MARKDOWN, PDF, TEXT, make_document
 from loaders.encoding import decode_text
-from loaders.html import html_to_markdown
+from loaders.html import MAX_MARKUP_TAGS, html_to_markdown
 from loaders.markdown import markdown_document, text_document
 from loaders.options import LoadOptions
 from loaders.pdf import pdf_documents
@@ -55,6 +55,12 @@ def convert(
         return
     text = decode_text(data, source=source, declared=charset, html=content_type == HTML)
     if content_type == HTML:
+        tags = text.count("<")
+        if tags > MAX_MARKUP_TAGS:
+            raise LoaderError(
+                f"about {tags} tags, more than the {MAX_MARKUP_TAGS} a page may have",
+                source=source,
+            )
         page = html_to_markdown(text, base_url=base_url)
         if not page.markdown:
             raise LoaderError("no text in the page's main content", source=source)

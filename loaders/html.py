@@ -24,7 +24,12 @@ from markdownify import ATX, BACKSLASH, MarkdownConverter
 
 from loaders.fences import fence_block
 
-__all__ = ["HtmlPage", "html_to_markdown", "links"]
+__all__ = ["MAX_MARKUP_TAGS", "HtmlPage", "html_to_markdown", "links"]
+
+#: Pages with more tags than this (counted as `<` characters) are refused rather than
+#: converted: conversion costs ~50 µs per element, and no documentation page comes near
+#: (the largest page of the Python docs has about 35,000).
+MAX_MARKUP_TAGS = 500_000
 
 # Elements that never carry content we want, by tag name, class, role and id. Matched by
 # hand rather than with CSS selectors: soupsieve costs seconds on a large Sphinx page.
@@ -105,7 +110,7 @@ def _language(pre: Tag) -> str:
     code = pre.find("code")
     if isinstance(code, Tag):
         candidates.insert(0, code)
-    candidates.extend(list(pre.parents)[:3])
+    candidates.extend(list(pre.parents)[:6])
     for tag in candidates:
         for cls in _classes(tag):
             match = _LANGUAGE_CLASS.match(cls)
@@ -190,7 +195,9 @@ def _extract_code(root: Tag, soup: BeautifulSoup) -> list[_Code]:
         codes.append(_Code(text=pre.get_text(), language=_language(pre)))
         holder = soup.new_tag("div")
         holder.string = _PLACEHOLDER.format(len(codes) - 1)
-        pre.replace_with(holder)
+        # A Pygments line-number table holds one block: replace the whole table.
+        table = pre.find_parent("table", class_="highlighttable")
+        (table if isinstance(table, Tag) else pre).replace_with(holder)
     return codes
 
 
@@ -270,6 +277,8 @@ def _flat_markdown(root: Tag) -> str:
             continue
         if node.name in _BLOCK_TAGS:
             pieces.append("\n\n")
+        if node.name in _HEADINGS:
+            pieces.append("#" * int(node.name[1]) + " ")
         stack.extend(reversed(node.contents))
     lines = [line.strip() for line in "".join(pieces).split("\n")]
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip("\n")

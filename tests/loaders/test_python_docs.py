@@ -1,0 +1,98 @@
+"""The real corpus: every page of the Python 3.11 HTML docs (Debian's python3.11-doc)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from loaders import load
+from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, content_hash
+from loaders.fences import iter_fenced
+from service.errors import LoaderError
+
+CORPUS = Path("/usr/share/doc/python3.11/html")
+PAGES = 530
+
+pytestmark = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"{CORPUS} is absent (install Debian's python3.11-doc)"
+)
+
+# Text found only in the navigation, sidebars and footer of a Sphinx page.
+NAVIGATION = [
+    "Previous topic",
+    "Next topic",
+    "Report a Bug",
+    "Show Source",
+    "Quick search",
+    "is a non-profit corporation",
+    "Please donate",
+    "Created using",
+    "This page is licensed under the Python Software Foundation License",
+    "Hide navigation sidebar",
+    "¶",
+]
+_FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*)^\1[ \t]*\n?\Z", re.DOTALL | re.MULTILINE)
+
+
+def _fenced_contents(markdown: str) -> list[str]:
+    contents = []
+    for is_code, piece in iter_fenced(markdown):
+        if is_code:
+            match = _FENCE.match(piece)
+            assert match is not None, piece
+            contents.append(match.group(2))
+    return contents
+
+
+def test_every_page_loads_with_byte_exact_code() -> None:
+    errors: list[LoaderError] = []
+    started = time.monotonic()
+    docs = list(load([str(CORPUS)], on_error=errors.append))
+    elapsed = time.monotonic() - started
+    print(f"loaded {len(docs)} pages in {elapsed:.1f} s")
+    assert errors == []
+    assert len(docs) == PAGES
+    sources = [doc.metadata[SOURCE] for doc in docs]
+    assert sources == sorted(sources, key=lambda s: Path(s).relative_to(CORPUS).parts)
+
+    missing: list[tuple[str, str]] = []
+    for doc in docs:
+        meta = doc.metadata
+        assert meta[TITLE], meta
+        assert meta[CONTENT_TYPE] == HTML
+        assert meta[CONTENT_HASH] == content_hash(doc.page_content)
+        for text in NAVIGATION:
+            assert text not in doc.page_content, (meta[SOURCE], text)
+        html = Path(meta[SOURCE]).read_text(encoding="utf-8")
+        fenced = _fenced_contents(doc.page_content)
+        for pre in BeautifulSoup(html, "lxml").find_all("pre"):
+            code = pre.get_text()
+            code = code if code.endswith("\n") else code + "\n"
+            if code not in fenced:
+                missing.append((meta[SOURCE], code[:60]))
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("page", "title", "expected"),
+    [
+        (
+            "tutorial/controlflow.html",
+            "4. More Control Flow Tools",
+            "## 4.1. `if` Statements\n\nPerhaps the most well-known statement type is the",
+        ),
+        (
+            "library/functions.html",
+            "Built-in Functions",
+            "```python\nclass C:\n    @classmethod\n    def f(cls, arg1, arg2): ...\n```\n",
+        ),
+    ],
+)
+def test_known_pages(page: str, title: str, expected: str) -> None:
+    [doc] = load([str(CORPUS / page)])
+    assert doc.metadata[TITLE] == title
+    assert expected in doc.page_content
