@@ -1,16 +1,188 @@
-"""Placeholder."""
+"""URLs: one page, or a breadth-first crawl of a documentation site.
+
+The crawl stays in scope: the start URL's scheme, host and port, and paths under the
+start URL's directory (`https://h/docs/3/index.html` → `https://h/docs/3/`). Redirects
+are followed by hand, at most `_MAX_REDIRECTS` hops, each target re-checked against the
+scope and robots.txt. Pages are fetched `LoadOptions.concurrency` at a time but yielded
+in discovery order (breadth first, links in document order), so a crawl of an unchanged
+site is deterministic. Every response is capped at `LoadOptions.max_bytes` while it
+streams. robots.txt is honoured for every fetch, the start URL included, unless
+`respect_robots` is off; an unreachable robots.txt (5xx or network error) disallows
+the site, as RFC 9309 asks.
+"""
 
 from __future__ import annotations
 
+import functools
+import posixpath
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
 
 import httpx
 from langchain_core.documents import Document
 
+from loaders.documents import HTML, MARKDOWN, PDF, TEXT
+from loaders.encoding import decode_text
+from loaders.formats import convert
+from loaders.html import links
 from loaders.options import LoadOptions
 from service.errors import LoaderError
 
-__all__ = ["crawl"]
+__all__ = ["canonical_url", "crawl"]
+
+_MAX_REDIRECTS = 10
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_MEDIA_TYPES = {
+    "text/html": HTML,
+    "application/xhtml+xml": HTML,
+    "text/markdown": MARKDOWN,
+    "text/x-markdown": MARKDOWN,
+    "text/plain": TEXT,
+    "application/pdf": PDF,
+}
+# Links to these are never documents: not worth a request.
+_SKIPPED_SUFFIXES = frozenset(
+    {
+        ".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp", ".css", ".js", ".map",
+        ".zip", ".gz", ".tgz", ".bz2", ".xz", ".tar", ".whl", ".exe", ".dmg", ".mp3", ".mp4",
+        ".woff", ".woff2", ".ttf", ".epub", ".inv", ".json", ".xml",
+    }
+)  # fmt: skip
+
+
+def canonical_url(url: str) -> str:
+    """`url` with scheme and host lower-cased, default port and fragment dropped."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    if parts.username:
+        netloc = f"{parts.username}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    origin: str
+    prefix: str
+
+    @classmethod
+    def of(cls, url: str) -> _Scope:
+        parts = urlsplit(url)
+        directory = parts.path if parts.path.endswith("/") else posixpath.dirname(parts.path)
+        prefix = directory if directory.endswith("/") else directory + "/"
+        return cls(origin=f"{parts.scheme}://{parts.netloc}", prefix=prefix)
+
+    def contains(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.netloc}" == self.origin and parts.path.startswith(
+            self.prefix
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Response:
+    url: str
+    media_type: str
+    charset: str | None
+    data: bytes
+
+
+def _robots(client: httpx.Client, origin: str, options: LoadOptions) -> RobotFileParser | str:
+    """The parsed robots.txt of `origin`, or the reason the whole site is off limits."""
+    parser = RobotFileParser()
+    try:
+        response = client.get(
+            f"{origin}/robots.txt",
+            headers={"User-Agent": options.user_agent},
+            timeout=options.timeout,
+            follow_redirects=True,
+        )
+    except httpx.HTTPError as exc:
+        return f"robots.txt unreachable ({type(exc).__name__}); not crawling"
+    if response.status_code >= 500:
+        return f"robots.txt answered HTTP {response.status_code}; not crawling"
+    if response.status_code >= 400:
+        parser.parse([])  # no robots.txt: everything allowed
+    else:
+        parser.parse(response.text[: options.max_bytes].splitlines())
+    return parser
+
+
+def _fetch(
+    client: httpx.Client,
+    url: str,
+    *,
+    scope: _Scope,
+    robots: RobotFileParser | None,
+    options: LoadOptions,
+) -> _Response:
+    current = url
+    for _ in range(_MAX_REDIRECTS + 1):
+        if robots is not None and not robots.can_fetch(options.user_agent, current):
+            raise LoaderError("disallowed by robots.txt", source=current)
+        try:
+            with client.stream(
+                "GET",
+                current,
+                headers={"User-Agent": options.user_agent},
+                timeout=options.timeout,
+                follow_redirects=False,
+            ) as response:
+                if response.is_redirect:
+                    target = canonical_url(urljoin(current, response.headers["location"]))
+                    if not scope.contains(target):
+                        raise LoaderError(f"redirected out of scope to {target}", source=url)
+                    current = target
+                    continue
+                if response.status_code >= 400:
+                    raise LoaderError(f"HTTP {response.status_code}", source=current)
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > options.max_bytes:
+                    raise LoaderError(
+                        f"{declared} bytes exceeds the size cap of {options.max_bytes} bytes",
+                        source=current,
+                    )
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body.extend(chunk)
+                    if len(body) > options.max_bytes:
+                        raise LoaderError(
+                            f"response exceeds the size cap of {options.max_bytes} bytes",
+                            source=current,
+                        )
+                media_type, _, params = response.headers.get("content-type", "").partition(";")
+                charset = None
+                for param in params.split(";"):
+                    key, _, value = param.strip().partition("=")
+                    if key.lower() == "charset":
+                        charset = value.strip("\"' ")
+                return _Response(current, media_type.strip().lower(), charset, bytes(body))
+        except httpx.HTTPError as exc:
+            raise LoaderError(
+                f"request failed ({type(exc).__name__}: {exc})", source=current
+            ) from exc
+    raise LoaderError(f"more than {_MAX_REDIRECTS} redirects", source=url)
+
+
+def _content_type(response: _Response) -> str | None:
+    kind = _MEDIA_TYPES.get(response.media_type)
+    path = urlsplit(response.url).path.lower()
+    if kind in (None, TEXT) and path.endswith((".md", ".markdown")):
+        return MARKDOWN
+    return kind
+
+
+def _title_fallback(url: str) -> str:
+    path = urlsplit(url).path.rstrip("/")
+    return posixpath.basename(path) or urlsplit(url).netloc
 
 
 def crawl(
@@ -20,6 +192,106 @@ def crawl(
     on_error: Callable[[LoaderError], None],
     client: httpx.Client | None = None,
 ) -> Iterator[Document]:
-    """Documents of `start` and the pages it links to."""
-    on_error(LoaderError("URLs are not supported yet", source=start))
-    yield from ()
+    """Yield the Documents of `start` and, with `options.crawl_depth` > 0, of its crawl.
+
+    Per-page failures go to `on_error` (which may raise to stop the crawl). Linked pages
+    of a type that is not a document (images, archives, unknown media types) are skipped.
+    """
+    own_client = client is None
+    http = client if client is not None else httpx.Client()
+    try:
+        yield from _crawl(http, canonical_url(start), options, on_error)
+    finally:
+        if own_client:
+            http.close()
+
+
+def _submit_next(
+    pool: ThreadPoolExecutor,
+    queue: Iterator[str],
+    pending: deque[tuple[str, Future[_Response]]],
+    fetch: Callable[[str], _Response],
+) -> None:
+    """Start fetching the next URL of the level, if any; results are read in order."""
+    url = next(queue, None)
+    if url is not None:
+        pending.append((url, pool.submit(fetch, url)))
+
+
+def _crawl(
+    client: httpx.Client,
+    start: str,
+    options: LoadOptions,
+    on_error: Callable[[LoaderError], None],
+) -> Iterator[Document]:
+    scope = _Scope.of(start)
+    robots: RobotFileParser | None = None
+    if options.respect_robots:
+        found = _robots(client, scope.origin, options)
+        if isinstance(found, str):
+            on_error(LoaderError(found, source=start))
+            return
+        robots = found
+    seen = {start}
+    done: set[str] = set()
+    frontier = [start]
+    budget = options.max_pages
+    depth = 0
+    fetch = functools.partial(_fetch, client, scope=scope, robots=robots, options=options)
+    with ThreadPoolExecutor(max_workers=max(1, options.concurrency)) as pool:
+        while frontier and budget > 0:
+            level, frontier = frontier[:budget], []
+            budget -= len(level)
+            pending: deque[tuple[str, Future[_Response]]] = deque()
+            queue = iter(level)
+
+            for _ in range(max(1, options.concurrency)):
+                _submit_next(pool, queue, pending, fetch)
+            while pending:
+                url, job = pending.popleft()
+                _submit_next(pool, queue, pending, fetch)
+                try:
+                    response = job.result()
+                except LoaderError as error:
+                    on_error(error)
+                    continue
+                if response.url in done:
+                    continue  # a redirect led to a page already loaded
+                done.add(response.url)
+                kind = _content_type(response)
+                if kind is None:
+                    if url == start:
+                        on_error(
+                            LoaderError(
+                                f"unsupported media type {response.media_type!r}", source=url
+                            )
+                        )
+                    continue
+                try:
+                    yield from convert(
+                        response.data,
+                        content_type=kind,
+                        source=response.url,
+                        fallback_title=_title_fallback(response.url),
+                        options=options,
+                        base_url=response.url,
+                        charset=response.charset,
+                    )
+                except LoaderError as error:
+                    on_error(error)
+                if kind != HTML or depth >= options.crawl_depth:
+                    continue
+                try:
+                    text = decode_text(
+                        response.data, source=response.url, declared=response.charset, html=True
+                    )
+                except LoaderError:
+                    continue  # already reported by convert
+                for link in links(text, base_url=response.url):
+                    target = canonical_url(link)
+                    suffix = posixpath.splitext(urlsplit(target).path)[1].lower()
+                    if target in seen or suffix in _SKIPPED_SUFFIXES or not scope.contains(target):
+                        continue
+                    seen.add(target)
+                    frontier.append(target)
+            depth += 1

@@ -77,8 +77,9 @@ def _header_sizes(all_lines: list[list[dict[str, Any]]]) -> dict[float, int]:
 
 
 def _code_line(line: dict[str, Any], left: float) -> str:
-    size = line["spans"][0]["size"]
-    indent = max(0, round((line["x0"] - left) / (size * 0.6)))  # monospace advance ≈ 0.6 em
+    size = float(line["spans"][0]["size"])
+    x0 = float(line["x0"])
+    indent = max(0, round((x0 - left) / (size * 0.6)))  # monospace advance ≈ 0.6 em
     text = "".join(str(span["text"]) for span in line["spans"]).rstrip()
     return " " * indent + text
 
