@@ -1,0 +1,80 @@
+"""Shared fixtures: the test stack's settings and clients, and isolated throwaway stacks.
+
+Integration tests run against the stack that `Settings.from_env()` describes: the local
+stack by default (started on demand), or external servers when CI sets
+`SYNOPSIS_WEAVIATE_URL` / `SYNOPSIS_OLLAMA_URL`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import weaviate
+
+from service.connections import connect_weaviate, ensure_stack, ollama_base_url
+from service.settings import Settings
+from service.stack import LocalStack
+
+#: Builds settings for a throwaway local stack: its own data dir under tmp_path and ports
+#: shifted by `offset` from the shared stack's. The binary cache stays shared, so nothing
+#: is rebuilt.
+IsolatedSettings = Callable[..., Settings]
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    """Settings of the shared test stack, started if it is local and not running."""
+    settings = Settings.from_env()
+    ensure_stack(settings)
+    return settings
+
+
+@pytest.fixture
+def weaviate_client(settings: Settings) -> Iterator[weaviate.WeaviateClient]:
+    """A connected client of the shared stack's Weaviate, closed after the test."""
+    client = connect_weaviate(settings)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def ollama_url(settings: Settings) -> str:
+    """Base URL of the shared stack's Ollama."""
+    return ollama_base_url(settings)
+
+
+@pytest.fixture
+def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
+    """A factory of settings for separate local stacks; every one is stopped afterwards.
+
+    `isolated_settings(offset, weaviate=True, ollama=True)`: components switched off are
+    pointed at the shared stack's URLs (which need not be running), so `LocalStack`
+    leaves them alone.
+    """
+    created: list[Settings] = []
+    base = Settings.from_env()
+
+    def make(offset: int, *, weaviate: bool = True, ollama: bool = True) -> Settings:
+        isolated = dataclasses.replace(
+            base,
+            data_dir=tmp_path / f"stack-{offset}",
+            weaviate_url="" if weaviate else f"http://127.0.0.1:{base.local_weaviate_port}",
+            ollama_url="" if ollama else base.resolved_ollama_url,
+            local_weaviate_port=base.local_weaviate_port + offset,
+            local_weaviate_grpc_port=base.local_weaviate_grpc_port + offset,
+            local_ollama_port=base.local_ollama_port + offset,
+        )
+        created.append(isolated)
+        return isolated
+
+    yield make
+    for isolated in created:
+        LocalStack(isolated).down()
+        # Imported model blobs are large copies; keep the logs, drop the models.
+        shutil.rmtree(isolated.data_dir / "ollama", ignore_errors=True)
