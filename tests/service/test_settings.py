@@ -145,4 +145,4 @@ def test_frozen_and_keyword_only() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.chat_model = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Settings(Path("/tmp"))  # type: ignore[misc]
+        Settings(Path("/tmp"))  # type: ignore[call-arg]
