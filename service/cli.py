@@ -7,15 +7,21 @@ Every command takes its configuration from `Settings.from_env()` (variables
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
+from loaders import LoadOptions, load
 from service.errors import SynopsisError
+from service.ingest import IngestEvent
+from service.search import MODES, SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack, StackStatus
+from service.synopsis import Synopsis
+from splitters import chunk_documents
 
 __all__ = ["main"]
 
@@ -92,3 +98,281 @@ def _print_status(status: StackStatus) -> None:
     for component in (status.weaviate, status.ollama):
         pid = f" pid {component.pid}" if component.pid else ""
         click.echo(f"{component.name:9} {component.detail:12} {component.url}{pid}")
+
+
+def _open(settings: Settings) -> Synopsis:
+    return Synopsis.open(settings, progress=_report)
+
+
+def _load_options(crawl_depth: int, max_pages: int) -> LoadOptions:
+    return LoadOptions(crawl_depth=crawl_depth, max_pages=max_pages)
+
+
+_crawl_depth = click.option(
+    "--crawl-depth",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    envvar="SYNOPSIS_CRAWL_DEPTH",
+    help="For URLs: follow same-site links under the URL's path this many levels deep.",
+)
+_max_pages = click.option(
+    "--max-pages",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    envvar="SYNOPSIS_MAX_PAGES",
+    help="For crawls: stop after this many pages.",
+)
+
+
+@main.command("chunk")
+@click.argument("sources", nargs=-1, required=True)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=16),
+    default=None,
+    help="Largest chunk in cl100k_base tokens (default: SYNOPSIS_MAX_TOKENS, 500).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per chunk.")
+@_crawl_depth
+@_max_pages
+@click.pass_obj
+@_one_line_errors
+def chunk(
+    settings: Settings,
+    sources: tuple[str, ...],
+    max_tokens: int | None,
+    as_json: bool,
+    crawl_depth: int,
+    max_pages: int,
+) -> None:
+    """Load and split SOURCES (files, directories, URLs) without indexing them."""
+    failures: list[str] = []
+
+    def failed(error: SynopsisError) -> None:
+        failures.append(str(error))
+        _err.print(f"[red]skipped[/red] {error}")
+
+    documents = load(list(sources), options=_load_options(crawl_depth, max_pages), on_error=failed)
+    chunks = chunk_documents(documents, max_tokens=max_tokens or settings.max_tokens)
+    count = tokens = 0
+    per_source: dict[str, int] = {}
+    for piece in chunks:
+        meta = piece.metadata
+        count += 1
+        tokens += int(meta["tokens"])
+        per_source[meta["source"]] = per_source.get(meta["source"], 0) + 1
+        if as_json:
+            record = {
+                "source": meta["source"],
+                "headers": list(meta.get("headers") or []),
+                "content": piece.page_content,
+                "tokens": meta["tokens"],
+                "chunk_index": meta["chunk_index"],
+            }
+            click.echo(json.dumps(record, ensure_ascii=False))
+        else:
+            path = " > ".join(meta.get("headers") or []) or "(no header)"
+            preview = " ".join(piece.page_content.split())[:160]
+            click.echo(
+                f"[{meta['chunk_index']}] {meta['source']} § {path} ({meta['tokens']} tokens)"
+            )
+            click.echo(f"    {preview}")
+    if not as_json:
+        click.echo(f"{count} chunks, {tokens} tokens, from {len(per_source)} documents")
+    if failures and count == 0:
+        raise click.ClickException(f"no chunks: {len(failures)} sources failed")
+
+
+@main.command("ingest")
+@click.argument("sources", nargs=-1, required=True)
+@_crawl_depth
+@_max_pages
+@click.pass_obj
+@_one_line_errors
+def ingest(settings: Settings, sources: tuple[str, ...], crawl_depth: int, max_pages: int) -> None:
+    """Index SOURCES: load, chunk, summarize, embed and store them in Weaviate."""
+    with _open(settings) as synopsis:
+        report = synopsis.ingest(
+            list(sources),
+            options=_load_options(crawl_depth, max_pages),
+            on_event=_print_event,
+        )
+    stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.seconds.items())
+    click.echo(report.summary_line())
+    _report(f"time per stage: {stages}")
+    if report.failed and report.sources == 0:
+        raise click.ClickException("nothing was ingested: every source failed")
+
+
+def _print_event(event: IngestEvent) -> None:
+    if event.stage == "summarize":
+        if event.done == event.total or event.done % 5 == 0:
+            _report(f"  summarized {event.done}/{event.total}")
+    elif event.stage == "split":
+        _report(f"{event.source}: {event.total} chunks")
+    elif event.stage == "embed":
+        _report(f"  embedded {event.done}")
+    elif event.stage == "source":
+        _report(
+            f"  {event.message}" if event.message != "unchanged" else f"{event.source}: unchanged"
+        )
+    elif event.stage == "error":
+        _err.print(f"[red]skipped[/red] {event.message}")
+
+
+@main.command("search")
+@click.argument("query")
+@click.option(
+    "--k", "k", type=click.IntRange(1, 100), default=None, help="Originals to return (default 5)."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="fused",
+    show_default=True,
+    help="summaries: hybrid over summaries → originals; originals: over chunks; "
+    "both: the two lists; fused: reciprocal-rank fusion of both.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="0 = BM25 only, 1 = vector only (default 0.5).",
+)
+@click.option("--source", default=None, help="Only this source (exact).")
+@click.option("--source-prefix", default=None, help="Only sources starting with this.")
+@click.option(
+    "--header-prefix",
+    default=None,
+    help="Only chunks whose header path starts with this ('A > B').",
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Absolute relevance gate: drop hits farther than this cosine distance (0 = off).",
+)
+@click.option("--explain", is_flag=True, help="Show per-leg scores and distances.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
+@click.pass_obj
+@_one_line_errors
+def search(
+    settings: Settings,
+    query: str,
+    k: int | None,
+    mode: str,
+    alpha: float | None,
+    source: str | None,
+    source_prefix: str | None,
+    header_prefix: str | None,
+    max_distance: float | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Search the index for QUERY and print the original chunks that match."""
+    request = SearchRequest(
+        query=query,
+        k=k or settings.search_k,
+        mode=mode,  # type: ignore[arg-type]
+        alpha=settings.search_alpha if alpha is None else alpha,
+        source=source,
+        source_prefix=source_prefix,
+        header_prefix=header_prefix,
+        max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
+        explain=explain,
+    )
+    with _open(settings) as synopsis:
+        hits = synopsis.search(request)
+    if as_json:
+        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        click.echo("no results")
+    for rank, hit in enumerate(hits, start=1):
+        path = " > ".join(hit.headers)
+        click.echo(f"{rank}. {path}  [{hit.leg} {hit.score:.3f}]")
+        click.echo(f"   {hit.source}")
+        if hit.summary:
+            click.echo(f"   summary: {hit.summary}")
+        if explain:
+            click.echo(f"   distance: {hit.distance}, scores: {hit.scores}")
+        preview = " ".join(hit.content.split())[:240]
+        click.echo(f"   {preview}\n")
+
+
+@main.command("ask")
+@click.argument("question")
+@click.option(
+    "--k", "k", type=click.IntRange(1, 20), default=None, help="Passages to retrieve (default 5)."
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Relevance gate (cosine distance); without relevant passages the answer "
+    "is 'I don't know'.",
+)
+@click.pass_obj
+@_one_line_errors
+def ask(settings: Settings, question: str, k: int | None, max_distance: float | None) -> None:
+    """Answer QUESTION from the indexed documents only, citing them."""
+    request = SearchRequest(
+        query=question,
+        k=k or settings.search_k,
+        max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
+    )
+    with _open(settings) as synopsis:
+        answer = synopsis.ask(question, request)
+    click.echo(answer.text)
+    for number, hit in enumerate(answer.citations, start=1):
+        click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}")
+
+
+@main.group()
+def docs() -> None:
+    """List and delete indexed sources."""
+
+
+@docs.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@_one_line_errors
+def docs_list(settings: Settings, as_json: bool) -> None:
+    """Every indexed source with its chunk count, status and last ingest time."""
+    with _open(settings) as synopsis:
+        records = synopsis.sources()
+        stats = synopsis.stats()
+    if as_json:
+        rows = [
+            {
+                "source": r.source,
+                "title": r.title,
+                "chunks": r.chunks,
+                "status": r.status,
+                "ingested_at": r.ingested_at.isoformat(),
+            }
+            for r in records
+        ]
+        click.echo(json.dumps({"sources": rows, "stats": stats}, default=str, indent=2))
+        return
+    for r in records:
+        click.echo(f"{r.chunks:5} chunks  {r.status:9}  {r.ingested_at:%Y-%m-%d %H:%M}  {r.source}")
+    click.echo(
+        f"{len(records)} sources, {stats.get('originals')} originals, "
+        f"{stats.get('summaries')} summaries {stats.get('summaries_by_kind', {})}"
+    )
+
+
+@docs.command("delete")
+@click.argument("source")
+@click.pass_obj
+@_one_line_errors
+def docs_delete(settings: Settings, source: str) -> None:
+    """Remove SOURCE's originals and summaries from the index."""
+    with _open(settings) as synopsis:
+        originals, summaries = synopsis.delete_source(source)
+    if originals == summaries == 0:
+        raise click.ClickException(f"{source} is not indexed (see `synopsis docs list`)")
+    click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")

@@ -48,8 +48,28 @@ class Settings:
     # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
     ollama_url: str = ""
 
+    # Prefix of the collection names (e.g. "Mxbai" → MxbaiOriginalDocuments): re-index into
+    # new collections when the embedding model changes, or keep separate indexes apart.
+    collection_prefix: str = ""
+
     chat_model: str = "smollm2-135m-instruct"
     embedding_model: str = "all-minilm-l6-v2"
+
+    # Chunking, summarizing and embedding.
+    max_tokens: int = 500
+    summary_concurrency: int = 2
+    summary_timeout: float = 120.0
+    summary_retries: int = 3
+    summary_max_tokens: int = 160  # num_predict: the longest summary the model may write
+    embedding_batch_size: int = 32
+
+    # Search defaults.
+    search_k: int = 5
+    search_alpha: float = 0.5
+    # Absolute relevance gate: a hit whose embedding is farther than this cosine distance
+    # from the query is dropped (0 disables). Weaviate's hybrid scores are normalized per
+    # query, so they cannot serve as such a gate.
+    max_vector_distance: float = 0.0
 
     # The local stack: versions, loopback ports and limits.
     weaviate_version: str = "1.39.0"

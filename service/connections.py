@@ -1,0 +1,63 @@
+"""Connections to Weaviate and Ollama: external when configured, else the local stack."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import weaviate
+from weaviate.classes.init import AdditionalConfig, Auth, Timeout
+
+from service.errors import ConfigurationError, StackError
+from service.settings import Settings
+from service.stack import LocalStack
+from service.stack.progress import Progress, silent
+
+__all__ = ["connect_weaviate", "ensure_stack", "ollama_base_url"]
+
+
+def ensure_stack(settings: Settings, *, progress: Progress = silent) -> None:
+    """Start the local components that are configured as local and not yet running."""
+    if settings.uses_local_weaviate or settings.uses_local_ollama:
+        status = LocalStack(settings, progress=progress).up()
+        if not status.ready:
+            raise StackError("the local stack did not become ready; see `synopsis stack status`")
+
+
+def ollama_base_url(settings: Settings) -> str:
+    """The Ollama URL in use: the configured one, or the local stack's."""
+    return settings.resolved_ollama_url
+
+
+def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
+    """A connected Weaviate client (the caller closes it)."""
+    timeout = Timeout(init=10, query=60, insert=120)
+    try:
+        if settings.uses_local_weaviate:
+            return weaviate.connect_to_local(
+                host="127.0.0.1",
+                port=settings.local_weaviate_port,
+                grpc_port=settings.local_weaviate_grpc_port,
+                additional_config=AdditionalConfig(timeout=timeout),
+                skip_init_checks=False,
+            )
+        parts = urlsplit(settings.weaviate_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigurationError(
+                f"SYNOPSIS_WEAVIATE_URL={settings.weaviate_url!r} is not an http(s) URL"
+            )
+        secure = parts.scheme == "https"
+        return weaviate.connect_to_custom(
+            http_host=parts.hostname,
+            http_port=parts.port or (443 if secure else 80),
+            http_secure=secure,
+            grpc_host=settings.weaviate_grpc_host or parts.hostname,
+            grpc_port=settings.weaviate_grpc_port,
+            grpc_secure=secure,
+            auth_credentials=(
+                Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None
+            ),
+            additional_config=AdditionalConfig(timeout=timeout),
+        )
+    except weaviate.exceptions.WeaviateBaseError as exc:
+        where = settings.weaviate_url or f"the local stack (port {settings.local_weaviate_port})"
+        raise StackError(f"cannot connect to Weaviate at {where}: {exc}") from exc

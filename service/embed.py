@@ -1,0 +1,130 @@
+"""Embeddings: the same model for documents and queries, batched, with a query cache."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import httpx
+from langchain_core.embeddings import Embeddings
+from langchain_ollama import OllamaEmbeddings
+
+from service.errors import ModelError
+from service.settings import Settings
+
+__all__ = ["Embedder", "ollama_embeddings"]
+
+_T = TypeVar("_T")
+
+
+def ollama_embeddings(settings: Settings) -> OllamaEmbeddings:
+    """The configured embedding model behind Ollama."""
+    return OllamaEmbeddings(
+        model=settings.embedding_model,
+        base_url=settings.resolved_ollama_url,
+        keep_alive=1800,
+    )
+
+
+class Embedder:
+    """Embeds document texts in bounded batches and caches query vectors.
+
+    Caching query embeddings is safe: a query text always maps to the same vector for
+    a given model, and the cache lives only as long as this object.
+    """
+
+    def __init__(
+        self,
+        embeddings: Embeddings,
+        *,
+        model: str,
+        batch_size: int = 32,
+        query_cache_size: int = 1024,
+    ) -> None:
+        self._embeddings = embeddings
+        self.model = model
+        self._batch_size = batch_size
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache_size = query_cache_size
+        self._lock = threading.Lock()
+        self._dimension: int | None = None
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, computed in batches of at most `batch_size`.
+
+        A text longer than the model's context is embedded from its beginning (the
+        header path comes first), as sentence-transformers does for such models.
+        """
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = list(texts[start : start + self._batch_size])
+            try:
+                vectors.extend(
+                    self._call(functools.partial(self._embeddings.embed_documents, batch))
+                )
+            except ModelError as exc:
+                if not _too_long(exc):
+                    raise
+                vectors.extend(self._embed_truncated(text) for text in batch)
+        return vectors
+
+    def _embed_truncated(self, text: str) -> list[float]:
+        # Ollama truncates over-long inputs itself, but for some tokenizers its
+        # truncated text re-tokenizes longer than the context and is refused; cut on
+        # our side until it fits.
+        for _ in range(12):
+            try:
+                return self._call(functools.partial(self._embeddings.embed_documents, [text]))[0]
+            except ModelError as exc:
+                if not _too_long(exc) or len(text) < 64:
+                    raise
+                text = text[: len(text) * 3 // 4]
+        raise ModelError(f"embedding model {self.model!r} refused a text even when shortened")
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query, from the cache when it was asked before."""
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+        vector = self._call(lambda: self._embeddings.embed_query(text))
+        self._remember(text, vector)
+        return vector
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Async `embed_query` (the model call runs in a worker thread)."""
+        with self._lock:
+            cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        return await asyncio.to_thread(self.embed_query, text)
+
+    def dimension(self) -> int:
+        """The model's vector dimension (one probe call, then remembered)."""
+        if self._dimension is None:
+            self._dimension = len(self._call(lambda: self._embeddings.embed_query("dimension")))
+        return self._dimension
+
+    def _remember(self, text: str, vector: list[float]) -> None:
+        with self._lock:
+            self._cache[text] = vector
+            self._cache.move_to_end(text)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+    def _call(self, call: Callable[[], _T]) -> _T:
+        try:
+            return call()
+        except (httpx.HTTPError, ConnectionError) as exc:
+            raise ModelError(f"embedding model {self.model!r} is unreachable: {exc}") from exc
+        except Exception as exc:  # the ollama client raises ResponseError and bare errors
+            raise ModelError(f"embedding model {self.model!r} failed: {exc}") from exc
+
+
+def _too_long(error: ModelError) -> bool:
+    return "context length" in str(error)

@@ -1,0 +1,199 @@
+"""One summary per chunk, written by the chat model with the chunk's header hierarchy.
+
+The prompt sends a cleaned view of the chunk (link targets, images and HTML remnants
+removed, code kept); the stored original is untouched. Calls run concurrently up to a
+bound, each with a timeout, retried with backoff on transient errors; a chunk that
+keeps failing raises a `ModelError` that names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_ollama import ChatOllama
+
+from service.errors import ModelError
+from service.settings import Settings
+
+__all__ = [
+    "PROMPT_VERSION",
+    "Summarizer",
+    "SummaryRequest",
+    "chat_model",
+    "clean_for_prompt",
+    "strip_preamble",
+]
+
+#: Bump when the prompt or the cleaning changes: summaries record it, and it is part of
+#: the summary id, so stale summaries are found and replaced.
+PROMPT_VERSION = "v1"
+
+SYSTEM_PROMPT = (
+    "You summarize one section of technical documentation for a search index. "
+    "Write one short paragraph (at most three sentences) that says what the section "
+    "explains and names the functions, statements, classes or options it covers. "
+    "Use the section title's words. No preamble, no list, no heading."
+)
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<(https?://[^>]+)>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+_PERMALINK = re.compile(r"[¶]")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:sure[,!.]?\s*)?here(?:'s| is) (?:a |the )?(?:concise |short |brief )?"
+    r"summary[^:\n]*[:.]\s*|summary\s*:\s*|\*\*summary\*\*\s*:?\s*)",
+    re.IGNORECASE,
+)
+
+
+def chat_model(settings: Settings) -> ChatOllama:
+    """The configured chat model behind Ollama, set up for short, deterministic summaries."""
+    return ChatOllama(
+        model=settings.chat_model,
+        base_url=settings.resolved_ollama_url,
+        temperature=0.0,
+        num_predict=settings.summary_max_tokens,
+        repeat_penalty=1.15,
+        num_ctx=2048,
+        keep_alive=1800,
+    )
+
+
+def clean_for_prompt(markdown: str) -> str:
+    """The chunk as the model should see it: links reduced to their text, code kept."""
+    parts = re.split(
+        r"(^ {0,3}(?:```|~~~).*?^ {0,3}(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S
+    )
+    cleaned = []
+    for index, part in enumerate(parts):
+        if index % 2 == 1:  # a fenced code block: keep as is
+            cleaned.append(part)
+            continue
+        text = _LINK.sub(lambda m: m.group(1), part)
+        text = _AUTOLINK.sub(lambda m: m.group(1), text)
+        text = _HTML_TAG.sub("", text)
+        text = _PERMALINK.sub("", text)
+        cleaned.append(text)
+    return _BLANK_RUNS.sub("\n\n", "".join(cleaned)).strip()
+
+
+def strip_preamble(text: str) -> str:
+    """Remove "Here is a summary…:"-style openings and surrounding whitespace."""
+    return _PREAMBLE.sub("", text.strip(), count=1).strip()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryRequest:
+    """A chunk to summarize: its header path, its Markdown, and a label for errors."""
+
+    headers: Sequence[str]
+    content: str
+    label: str  # e.g. "tutorial/controlflow.html § 4.3. The range() Function"
+
+
+class Summarizer:
+    """Writes summaries with a chat model: bounded concurrency, timeout, retries."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        model_name: str,
+        concurrency: int = 2,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+    ) -> None:
+        self._model = model
+        self.model_name = model_name
+        self.prompt_version = PROMPT_VERSION
+        self._concurrency = concurrency
+        self._timeout = timeout
+        self._retries = retries
+        self._backoff = backoff
+        self.calls = 0
+
+    def messages(self, request: SummaryRequest) -> list[SystemMessage | HumanMessage]:
+        """The prompt for one chunk: the header path once, then the cleaned chunk."""
+        path = " > ".join(request.headers) or "(untitled)"
+        body = clean_for_prompt(request.content)
+        return [
+            SystemMessage(content=SYSTEM_PROMPT),
+            HumanMessage(content=f"Section: {path}\n\n{body}\n\nSummary of this section:"),
+        ]
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        """Summarize one chunk, retrying transient failures."""
+        last_error: Exception | None = None
+        for attempt in range(self._retries + 1):
+            if attempt:
+                await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
+            try:
+                self.calls += 1
+                reply = await asyncio.wait_for(
+                    self._model.ainvoke(self.messages(request)), timeout=self._timeout
+                )
+            except (TimeoutError, httpx.HTTPError, ConnectionError, OSError) as exc:
+                last_error = exc
+                continue
+            except Exception as exc:  # the ollama client's ResponseError, model not found …
+                if _is_transient(exc):
+                    last_error = exc
+                    continue
+                raise ModelError(
+                    f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
+                ) from exc
+            text = strip_preamble(str(reply.content))
+            if text:
+                return text
+            last_error = ValueError("the model returned an empty summary")
+        raise ModelError(
+            f"summarizing {request.label} with {self.model_name!r} failed after "
+            f"{self._retries + 1} attempts: {_describe(last_error)}"
+        ) from last_error
+
+    async def asummarize_many(
+        self,
+        requests: Sequence[SummaryRequest],
+        *,
+        on_done: Callable[[int, str], None] | None = None,
+    ) -> list[str]:
+        """Summarize every request (at most `concurrency` at a time), results in order."""
+        semaphore = asyncio.Semaphore(self._concurrency)
+        results: list[str] = [""] * len(requests)
+
+        async def one(index: int) -> None:
+            async with semaphore:
+                results[index] = await self.asummarize(requests[index])
+            if on_done is not None:
+                on_done(index, results[index])
+
+        tasks = [asyncio.create_task(one(index)) for index in range(len(requests))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return results
+
+
+def _is_transient(exc: Exception) -> bool:
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status >= 500 or status == 429)
+
+
+def _describe(exc: Exception | None) -> str:
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,140 @@
+"""`Synopsis`: the wired-up service — one Weaviate client, one store, embedder, summarizer.
+
+The CLI, the LangChain retriever and the HTTP API all go through this object:
+
+    with Synopsis.open(settings) as synopsis:
+        synopsis.ingest(["docs/"])
+        hits = synopsis.search(SearchRequest(query="range()"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import TracebackType
+
+import weaviate
+
+from loaders import LoadOptions
+from service.answer import Answer, Answerer
+from service.connections import connect_weaviate, ensure_stack
+from service.embed import Embedder, ollama_embeddings
+from service.ingest import IngestEvent, Ingestor, IngestReport
+from service.search import Hit, Searcher, SearchRequest
+from service.settings import Settings
+from service.stack.progress import Progress, silent
+from service.store import SourceRecord, Store
+from service.summarize import Summarizer, chat_model
+
+__all__ = ["Synopsis"]
+
+
+class Synopsis:
+    """Everything Synopsis does, over one connection. Close it (or use `with`)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: weaviate.WeaviateClient,
+        embedder: Embedder,
+        summarizer: Summarizer,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.store = Store(client, prefix=settings.collection_prefix)
+        self.embedder = embedder
+        self.summarizer = summarizer
+        self.searcher = Searcher(self.store, embedder)
+        self.answerer = Answerer(chat_model(settings), model_name=settings.chat_model)
+
+    @classmethod
+    def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:
+        """Connect to the configured Weaviate and Ollama, starting the local stack if needed."""
+        ensure_stack(settings, progress=progress)
+        client = connect_weaviate(settings)
+        embedder = Embedder(
+            ollama_embeddings(settings),
+            model=settings.embedding_model,
+            batch_size=settings.embedding_batch_size,
+        )
+        summarizer = Summarizer(
+            chat_model(settings),
+            model_name=settings.chat_model,
+            concurrency=settings.summary_concurrency,
+            timeout=settings.summary_timeout,
+            retries=settings.summary_retries,
+        )
+        return cls(settings, client=client, embedder=embedder, summarizer=summarizer)
+
+    def close(self) -> None:
+        self.searcher.close()
+        self.client.close()
+
+    def __enter__(self) -> Synopsis:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def ingest(
+        self,
+        sources: Sequence[str],
+        *,
+        options: LoadOptions | None = None,
+        on_event: Callable[[IngestEvent], None] | None = None,
+    ) -> IngestReport:
+        """Load, split, summarize, embed and store `sources`."""
+        return self._ingestor(on_event).ingest(sources, options=options)
+
+    def _ingestor(self, on_event: Callable[[IngestEvent], None] | None) -> Ingestor:
+        return Ingestor(
+            store=self.store,
+            summarizer=self.summarizer,
+            embedder=self.embedder,
+            max_tokens=self.settings.max_tokens,
+            on_event=on_event,
+        )
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Hybrid search; see `service.search`."""
+        self._check_embedding()
+        return self.searcher.search(request)
+
+    async def asearch(self, request: SearchRequest) -> list[Hit]:
+        """Async `search`."""
+        self._check_embedding()
+        return await self.searcher.asearch(request)
+
+    def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
+        """Retrieve, then answer from the retrieved originals only, with citations."""
+        search = request or SearchRequest(
+            query=question,
+            k=self.settings.search_k,
+            max_vector_distance=self.settings.max_vector_distance or 0.0,
+        )
+        hits = self.search(search)
+        return self.answerer.answer(question, hits)
+
+    def sources(self) -> list[SourceRecord]:
+        """Every ingested source."""
+        return self.store.list_sources() if self.store.exists() else []
+
+    def delete_source(self, source: str) -> tuple[int, int]:
+        """Remove a source's originals and summaries; returns (originals, summaries) deleted."""
+        if not self.store.exists():
+            return 0, 0
+        return self.store.delete_source(source)
+
+    def stats(self) -> dict[str, object]:
+        """Collection counts and the embedding model the index was built with."""
+        if not self.store.exists():
+            return {"originals": 0, "summaries": 0, "sources": 0}
+        return self.store.stats()
+
+    def _check_embedding(self) -> None:
+        self.store.check_embedding(embedding_model=self.embedder.model)
