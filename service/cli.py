@@ -9,19 +9,22 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
-from loaders import LoadOptions, load
 from service.errors import SynopsisError
-from service.ingest import IngestEvent
-from service.search import MODES, SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack, StackStatus
-from service.synopsis import Synopsis
-from splitters import chunk_documents
+
+if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
+    from loaders import LoadOptions
+    from service.ingest import IngestEvent
+    from service.synopsis import Synopsis
+
+# The search modes, spelled out here so that `--help` needs no heavy import.
+MODES = ("summaries", "originals", "both", "fused")
 
 __all__ = ["main"]
 
@@ -63,6 +66,15 @@ def stack() -> None:
     """Manage the local Weaviate and Ollama (used when no external URL is configured)."""
 
 
+@stack.command("build")
+@click.pass_obj
+@_one_line_errors
+def stack_build(settings: Settings) -> None:
+    """Build the local servers' binaries if they are not cached yet (minutes, first run only)."""
+    LocalStack(settings, progress=_report).build()
+    click.echo("local stack binaries are ready")
+
+
 @stack.command("up")
 @click.pass_obj
 @_one_line_errors
@@ -101,10 +113,14 @@ def _print_status(status: StackStatus) -> None:
 
 
 def _open(settings: Settings) -> Synopsis:
+    from service.synopsis import Synopsis
+
     return Synopsis.open(settings, progress=_report)
 
 
 def _load_options(crawl_depth: int, max_pages: int) -> LoadOptions:
+    from loaders import LoadOptions
+
     return LoadOptions(crawl_depth=crawl_depth, max_pages=max_pages)
 
 
@@ -148,6 +164,9 @@ def chunk(
     max_pages: int,
 ) -> None:
     """Load and split SOURCES (files, directories, URLs) without indexing them."""
+    from loaders import load
+    from splitters import chunk_documents
+
     failures: list[str] = []
 
     def failed(error: SynopsisError) -> None:
@@ -272,6 +291,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Search the index for QUERY and print the original chunks that match."""
+    from service.search import SearchRequest
+
     request = SearchRequest(
         query=query,
         k=k or settings.search_k,
@@ -318,6 +339,8 @@ def search(
 @_one_line_errors
 def ask(settings: Settings, question: str, k: int | None, max_distance: float | None) -> None:
     """Answer QUESTION from the indexed documents only, citing them."""
+    from service.search import SearchRequest
+
     request = SearchRequest(
         query=question,
         k=k or settings.search_k,

@@ -191,6 +191,8 @@ class LocalStack:
             "RAFT_PORT": str(ports["raft"]),
             "RAFT_INTERNAL_RPC_PORT": str(ports["raft rpc"]),
             "RAFT_BOOTSTRAP_EXPECT": "1",
+            # One node on loopback: no need to wait out five election timeouts at start.
+            "RAFT_TIMEOUTS_MULTIPLIER": "1",
             "GO_PROFILING_DISABLE": "true",
             "GOMEMLIMIT": self.settings.weaviate_memory_limit,
         }
