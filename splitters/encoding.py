@@ -11,7 +11,8 @@ import base64
 import functools
 import gzip
 import hashlib
-from importlib import resources
+import importlib.util
+from pathlib import Path
 
 import tiktoken
 
@@ -37,13 +38,20 @@ _SPECIAL_TOKENS = {
 
 
 def _read_rank_file() -> bytes:
-    try:
-        packed = resources.files("bpe_openai").joinpath("data/cl100k_base.tiktoken.gz")
-        return gzip.decompress(packed.read_bytes())
-    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
-        raise ConfigurationError(
-            "the cl100k_base rank file is missing: install the 'bpe-openai' package"
-        ) from exc
+    # Locate the package without importing it: importing bpe_openai loads its own
+    # tokenizer bindings, which we do not use.
+    spec = importlib.util.find_spec("bpe_openai")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        packed = Path(location) / "data" / "cl100k_base.tiktoken.gz"
+        if packed.is_file():
+            try:
+                return gzip.decompress(packed.read_bytes())
+            except (OSError, EOFError) as exc:
+                raise ConfigurationError(f"cannot read {packed}: {exc}") from exc
+    raise ConfigurationError(
+        "the cl100k_base rank file is missing: install the 'bpe-openai' package"
+    )
 
 
 @functools.cache
