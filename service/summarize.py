@@ -80,8 +80,9 @@ def clean_for_prompt(markdown: str) -> str:
         text = _AUTOLINK.sub(lambda m: m.group(1), text)
         text = _HTML_TAG.sub("", text)
         text = _PERMALINK.sub("", text)
-        cleaned.append(text)
-    return _BLANK_RUNS.sub("\n\n", "".join(cleaned)).strip()
+        # Collapse blank runs in prose only: code (PEP 8's two blank lines) stays exact.
+        cleaned.append(_BLANK_RUNS.sub("\n\n", text))
+    return "".join(cleaned).strip()
 
 
 def strip_preamble(text: str) -> str:
