@@ -15,7 +15,6 @@ For each source document (streamed, one at a time):
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 import uuid
@@ -284,7 +283,7 @@ class Ingestor:
 
         if requests:
             calls_before = self.summarizer.calls
-            results = asyncio.run(self.summarizer.asummarize_many(requests, on_done=on_done))
+            results = self.summarizer.summarize_many(requests, on_done=on_done)
             report.llm_calls += self.summarizer.calls - calls_before
             for index, text in zip(todo, results, strict=True):
                 texts[index] = text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -120,6 +121,43 @@ class Summarizer:
         self._retries = retries
         self._backoff = backoff
         self.calls = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_lock = threading.Lock()
+
+    def summarize_many(
+        self,
+        requests: Sequence[SummaryRequest],
+        *,
+        on_done: Callable[[int, str], None] | None = None,
+    ) -> list[str]:
+        """Blocking `asummarize_many`, for synchronous callers such as the ingest pipeline.
+
+        It runs on one event loop that this summarizer keeps for its lifetime: the chat
+        model's async HTTP client is bound to the loop it first ran on, so a new loop
+        per call (`asyncio.run`) would break the second call.
+        """
+        future = asyncio.run_coroutine_threadsafe(
+            self.asummarize_many(requests, on_done=on_done), self._background_loop()
+        )
+        return future.result()
+
+    def close(self) -> None:
+        """Stop the background event loop, if one was started."""
+        with self._loop_lock:
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._loop = None
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        with self._loop_lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="synopsis-summarizer", daemon=True
+                )
+                thread.start()
+                self._loop = loop
+            return self._loop
 
     def messages(self, request: SummaryRequest) -> list[SystemMessage | HumanMessage]:
         """The prompt for one chunk: the header path once, then the cleaned chunk."""

@@ -68,6 +68,7 @@ class Synopsis:
 
     def close(self) -> None:
         self.searcher.close()
+        self.summarizer.close()
         self.client.close()
 
     def __enter__(self) -> Synopsis:
