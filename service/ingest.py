@@ -15,6 +15,7 @@ For each source document (streamed, one at a time):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 import uuid
@@ -193,17 +194,16 @@ class Ingestor:
 
         clock = time.perf_counter()
         title = str(document.metadata.get("title") or "")
-        self.store.put_source_record(
-            SourceRecord(
-                source=source,
-                title=title,
-                content_hash=doc_hash,
-                settings_key=self.settings_key,
-                status="ingesting",
-                chunks=len(chunks),
-                ingested_at=now(),
-            )
+        record = SourceRecord(
+            source=source,
+            title=title,
+            content_hash=doc_hash,
+            settings_key=self.settings_key,
+            status="ingesting",
+            chunks=len(chunks),
+            ingested_at=now(),
         )
+        self.store.put_source_record(record)
         written = self.store.write_originals(
             [
                 _original(cid, chunks[cid], vector)
@@ -230,17 +230,8 @@ class Ingestor:
         self.store.delete_summaries(stale_summaries)
         self.store.delete_originals(vanished)
         report.deleted_chunks += len(vanished)
-        self.store.put_source_record(
-            SourceRecord(
-                source=source,
-                title=title,
-                content_hash=doc_hash,
-                settings_key=self.settings_key,
-                status="complete",
-                chunks=len(chunks),
-                ingested_at=now(),
-            )
-        )
+        record = dataclasses.replace(record, status="complete", ingested_at=now())
+        self.store.put_source_record(record)
         report.objects_written += written
         report.seconds["write"] += time.perf_counter() - clock
         self._emit(

@@ -35,6 +35,7 @@ from weaviate.classes.config import (
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 from weaviate.collections import Collection
+from weaviate.collections.classes.config import ReferencePropertyBase
 
 from service.errors import EmbeddingMismatchError, StoreError
 from service.identity import NAMESPACE
@@ -196,52 +197,45 @@ class Store:
             )
 
     def _create_originals(self, description: str) -> None:
-        self.client.collections.create(
+        self._create_vector_collection(
             self.originals_name,
-            description=description,
-            vector_config=Configure.Vectors.self_provided(
-                vector_index_config=Configure.VectorIndex.hnsw(
-                    distance_metric=VectorDistances.COSINE
-                )
-            ),
-            inverted_index_config=Configure.inverted_index(stopwords_preset=StopwordsPreset.NONE),
+            description,
             properties=[
-                Property(name="content", data_type=DataType.TEXT),
-                Property(name="headers", data_type=DataType.TEXT_ARRAY),
-                Property(
-                    name="identifiers",
-                    data_type=DataType.TEXT_ARRAY,
-                    tokenization=Tokenization.WHITESPACE,
-                ),
-                Property(name="title", data_type=DataType.TEXT),
-                Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
-                Property(
-                    name="header_path",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
+                *_searchable_properties("content"),
                 Property(name="chunk_index", data_type=DataType.INT),
-                Property(
-                    name="content_hash",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(
-                    name="content_type",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
+                _filter_only("content_type"),
                 Property(name="page_start", data_type=DataType.INT),
                 Property(name="page_end", data_type=DataType.INT),
             ],
         )
 
     def _create_summaries(self, description: str) -> None:
-        self.client.collections.create(
+        self._create_vector_collection(
             self.summaries_name,
+            description,
+            properties=[
+                *_searchable_properties("summary"),
+                Property(name="original_id", data_type=DataType.UUID),
+                _filter_only("model"),
+                _filter_only("prompt_version"),
+                _filter_only("kind"),
+                _filter_only("reason"),
+            ],
+            references=[
+                ReferenceProperty(name="originalDocument", target_collection=self.originals_name)
+            ],
+        )
+
+    def _create_vector_collection(
+        self,
+        name: str,
+        description: str,
+        *,
+        properties: list[Property],
+        references: list[ReferencePropertyBase] | None = None,
+    ) -> None:
+        self.client.collections.create(
+            name,
             description=description,
             vector_config=Configure.Vectors.self_provided(
                 vector_index_config=Configure.VectorIndex.hnsw(
@@ -249,57 +243,8 @@ class Store:
                 )
             ),
             inverted_index_config=Configure.inverted_index(stopwords_preset=StopwordsPreset.NONE),
-            references=[
-                ReferenceProperty(name="originalDocument", target_collection=self.originals_name)
-            ],
-            properties=[
-                Property(name="summary", data_type=DataType.TEXT),
-                Property(name="headers", data_type=DataType.TEXT_ARRAY),
-                Property(
-                    name="identifiers",
-                    data_type=DataType.TEXT_ARRAY,
-                    tokenization=Tokenization.WHITESPACE,
-                ),
-                Property(name="title", data_type=DataType.TEXT),
-                Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
-                Property(
-                    name="header_path",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(name="original_id", data_type=DataType.UUID),
-                Property(
-                    name="content_hash",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(
-                    name="model",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(
-                    name="prompt_version",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(
-                    name="kind",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-                Property(
-                    name="reason",
-                    data_type=DataType.TEXT,
-                    tokenization=Tokenization.FIELD,
-                    index_searchable=False,
-                ),
-            ],
+            properties=properties,
+            references=references,
         )
 
     def drop(self) -> None:
@@ -536,6 +481,31 @@ def _source_uuid(source: str) -> uuid.UUID:
 def now() -> dt.datetime:
     """The current time, timezone-aware (Weaviate dates need a zone)."""
     return dt.datetime.now(dt.UTC)
+
+
+def _searchable_properties(text_name: str) -> list[Property]:
+    """What originals and summaries share: the BM25 text, header path, identifiers, source."""
+    return [
+        Property(name=text_name, data_type=DataType.TEXT),
+        Property(name="headers", data_type=DataType.TEXT_ARRAY),
+        Property(
+            name="identifiers", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.WHITESPACE
+        ),
+        Property(name="title", data_type=DataType.TEXT),
+        Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+        _filter_only("header_path"),
+        _filter_only("content_hash"),
+    ]
+
+
+def _filter_only(name: str) -> Property:
+    """An exact-match text property that takes no part in BM25."""
+    return Property(
+        name=name,
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    )
 
 
 def _int(value: object) -> int:
