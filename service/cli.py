@@ -304,6 +304,7 @@ def search(
         max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
         explain=explain,
     )
+    request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:
         hits = synopsis.search(request)
     if as_json:
@@ -346,6 +347,7 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
         k=k or settings.search_k,
         max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
     )
+    request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:
         answer = synopsis.ask(question, request)
     click.echo(answer.text)
