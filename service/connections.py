@@ -60,4 +60,6 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         )
     except weaviate.exceptions.WeaviateBaseError as exc:
         where = settings.weaviate_url or f"the local stack (port {settings.local_weaviate_port})"
-        raise StackError(f"cannot connect to Weaviate at {where}: {exc}") from exc
+        # The client's message spans lines; the CLI shows errors as one line.
+        detail = " ".join(str(exc).split())
+        raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc
