@@ -355,6 +355,37 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
         click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}")
 
 
+@main.command("serve")
+@click.option(
+    "--host",
+    default=None,
+    envvar="SYNOPSIS_API_HOST",
+    help="Interface to listen on (default 127.0.0.1; 0.0.0.0 in a container).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    envvar="SYNOPSIS_API_PORT",
+    help="TCP port to listen on (default 8000).",
+)
+@click.pass_obj
+@_one_line_errors
+def serve(settings: Settings, host: str | None, port: int | None) -> None:
+    """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
+    import uvicorn
+
+    from service.api import create_app
+
+    # Open before listening, so an unreachable stack is one line and a non-zero exit.
+    with _open(settings) as synopsis:
+        uvicorn.run(
+            create_app(settings, synopsis=synopsis),
+            host=host or settings.api_host,
+            port=port or settings.api_port,
+        )
+
+
 @main.group()
 def docs() -> None:
     """List and delete indexed sources."""
@@ -401,3 +432,123 @@ def docs_delete(settings: Settings, source: str) -> None:
     if originals == summaries == 0:
         raise click.ClickException(f"{source} is not indexed (see `synopsis docs list`)")
     click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")
+
+
+def _distances(value: str | None) -> list[float]:
+    if not value:
+        return []
+    try:
+        distances = sorted({float(part) for part in value.split(",") if part.strip()})
+    except ValueError as exc:
+        raise click.BadParameter(f"expected comma-separated numbers, not {value!r}") from exc
+    if any(not 0 < distance <= 2 for distance in distances):
+        raise click.BadParameter("every distance must be in (0, 2]")
+    return distances
+
+
+@main.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Hits per search; Recall@1, @5 and @k and MRR@k are reported.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Hybrid balance of the Synopsis modes (default SYNOPSIS_SEARCH_ALPHA, 0.5); "
+    "the bm25 and vector baselines use 0 and 1.",
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Relevance gate to score (cosine distance; default SYNOPSIS_MAX_VECTOR_DISTANCE; "
+    "0 = no gate columns).",
+)
+@click.option(
+    "--sweep",
+    default=None,
+    help="Comma-separated gate distances to try, e.g. 0.5,0.6,0.7: one more pass each.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("docs"),
+    show_default=True,
+    help="Write eval.md, eval.png and eval.json (per question) here.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 32),
+    default=4,
+    show_default=True,
+    help="Questions searched at a time.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_obj
+@_one_line_errors
+def evaluate(
+    settings: Settings,
+    queries: Path,
+    k: int,
+    alpha: float | None,
+    max_distance: float | None,
+    sweep: str | None,
+    out_dir: Path,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Score every search mode on the question set QUERIES (JSONL) and write docs/eval.*."""
+    import datetime
+
+    from service import evaluation
+    from service.stack.models import LOCAL_MODELS
+
+    questions = evaluation.load_queries(queries)
+    distances = _distances(sweep)
+    gate = settings.max_vector_distance if max_distance is None else max_distance
+    alpha = settings.search_alpha if alpha is None else alpha
+    command = [f"synopsis eval {queries}", f"--k {k}", f"--alpha {alpha:g}"]
+    command += [f"--max-distance {gate:g}"] + ([f"--sweep {sweep}"] if distances else [])
+    models = []
+    for role, name in (("summaries", settings.chat_model), ("embeddings", settings.embedding_model)):
+        package = LOCAL_MODELS.get(name)
+        models.append(f"{role} by {name}" + (f" ({package.weights})" if package else ""))
+    with _open(settings) as synopsis:
+        stats = synopsis.stats()
+        context = {
+            "date": datetime.date.today().isoformat(),
+            "command": " ".join([*command, f"--out {out_dir}"]),
+            "models": ", ".join(models),
+            "corpus": f"{stats.get('sources')} sources, {stats.get('originals')} original "
+            f"chunks, {stats.get('summaries')} summaries",
+            "queries_file": str(queries),
+            "index": f"collection prefix {settings.collection_prefix or '(none)'}",
+        }
+        report = evaluation.evaluate(
+            synopsis,
+            questions,
+            k=k,
+            alpha=alpha,
+            max_distance=gate,
+            sweep=distances,
+            workers=workers,
+            context=context,
+            on_progress=_report,
+        )
+    written = evaluation.write_report(report, out_dir)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(evaluation.render_markdown(report), nl=False)
+        for run in dict.fromkeys(point.run for point in report.sweep):
+            chosen = evaluation.choose_gate(report.sweep, run)
+            click.echo(f"gate for {run} (most out-of-scope rejected, ≤5% in-scope emptied): "
+                       f"{'none qualifies' if chosen is None else f'{chosen:g}'}")
+    _report("wrote " + ", ".join(str(path) for path in written))

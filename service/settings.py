@@ -71,6 +71,10 @@ class Settings:
     # query, so they cannot serve as such a gate.
     max_vector_distance: float = 0.0
 
+    # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
     # The local stack: versions, loopback ports and limits.
     weaviate_version: str = "1.39.0"
     ollama_version: str = "0.24.0"
