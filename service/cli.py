@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -515,9 +516,14 @@ def evaluate(
     gate = settings.max_vector_distance if max_distance is None else max_distance
     alpha = settings.search_alpha if alpha is None else alpha
     command = [f"synopsis eval {queries}", f"--k {k}", f"--alpha {alpha:g}"]
-    command += [f"--max-distance {gate:g}"] + ([f"--sweep {sweep}"] if distances else [])
+    command += [f"--max-distance {gate:g}"] + (
+        [f"--sweep {','.join(f'{d:g}' for d in distances)}"] if distances else []
+    )
     models = []
-    for role, name in (("summaries", settings.chat_model), ("embeddings", settings.embedding_model)):
+    for role, name in (
+        ("summaries", settings.chat_model),
+        ("embeddings", settings.embedding_model),
+    ):
         package = LOCAL_MODELS.get(name)
         models.append(f"{role} by {name}" + (f" ({package.weights})" if package else ""))
     with _open(settings) as synopsis:
@@ -549,6 +555,8 @@ def evaluate(
         click.echo(evaluation.render_markdown(report), nl=False)
         for run in dict.fromkeys(point.run for point in report.sweep):
             chosen = evaluation.choose_gate(report.sweep, run)
-            click.echo(f"gate for {run} (most out-of-scope rejected, ≤5% in-scope emptied): "
-                       f"{'none qualifies' if chosen is None else f'{chosen:g}'}")
+            click.echo(
+                f"gate for {run} (most out-of-scope rejected, ≤5% in-scope emptied): "
+                f"{'none qualifies' if chosen is None else f'{chosen:g}'}"
+            )
     _report("wrote " + ", ".join(str(path) for path in written))
