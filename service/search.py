@@ -130,6 +130,8 @@ class Searcher:
     async def asearch(self, request: SearchRequest) -> list[Hit]:
         """Async `search` (Weaviate calls run in worker threads)."""
         request.validate()
+        if not await asyncio.to_thread(self.store.exists):
+            return []
         vector = await self.embedder.aembed_query(request.query)
         return await asyncio.to_thread(self._search_with_vector, request, vector)
 

@@ -113,6 +113,8 @@ class Store:
         self.originals_name = f"{prefix}OriginalDocuments"
         self.summaries_name = f"{prefix}SummarizedDocuments"
         self.sources_name = f"{prefix}IngestedSources"
+        # What the collections were built with: read once, as searches check it every time.
+        self._embedding_info: dict[str, object] | None = None
 
     @property
     def originals(self) -> Collection[Any, Any]:
@@ -130,6 +132,8 @@ class Store:
 
     def exists(self) -> bool:
         """True when the collections have been created."""
+        if self._embedding_info is not None:
+            return True
         return bool(self.client.collections.exists(self.originals_name))
 
     def ensure_schema(self, *, embedding_model: str, dimension: int) -> None:
@@ -171,6 +175,8 @@ class Store:
 
     def embedding_info(self) -> dict[str, object] | None:
         """The embedding model and dimension the collections were built with, if known."""
+        if self._embedding_info is not None:
+            return self._embedding_info
         if not self.exists():
             return None
         description = self.originals.config.get().description or ""
@@ -178,7 +184,10 @@ class Store:
             info = json.loads(description)
         except json.JSONDecodeError:
             return None
-        return info if isinstance(info, dict) else None
+        if isinstance(info, dict):
+            self._embedding_info = info
+            return info
+        return None
 
     def check_embedding(self, *, embedding_model: str, dimension: int | None = None) -> None:
         """Raise EmbeddingMismatchError unless the collections use this embedding model."""
@@ -249,6 +258,7 @@ class Store:
 
     def drop(self) -> None:
         """Delete all three collections (tests and explicit resets only)."""
+        self._embedding_info = None
         for name in (self.summaries_name, self.originals_name, self.sources_name):
             self.client.collections.delete(name)
 
