@@ -15,7 +15,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from service.api.schemas import (
@@ -38,6 +38,11 @@ __all__ = [
     "provide_ollama_http",
     "provide_synopsis",
 ]
+
+
+# The app provides these itself; validating them per request would only reject test fakes.
+SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
+OllamaHttpDependency = NamedDependency[SkipValidation[httpx.AsyncClient]]
 
 
 def provide_synopsis(state: State) -> Synopsis:
@@ -69,8 +74,8 @@ class HealthController(Controller):
     )
     async def health(
         self,
-        synopsis: NamedDependency[Synopsis],
-        ollama_http: NamedDependency[httpx.AsyncClient],
+        synopsis: SynopsisDependency,
+        ollama_http: OllamaHttpDependency,
     ) -> Response[Health]:
         """200 when Weaviate is ready and Ollama answers, else 503 with what failed."""
         weaviate, ollama = await asyncio.gather(
@@ -107,7 +112,7 @@ class SearchController(Controller):
 
     @post(operation_id="search", summary="Search the index", status_code=HTTP_200_OK)
     async def search(
-        self, data: JSONBody[SearchRequestBody], synopsis: NamedDependency[Synopsis]
+        self, data: JSONBody[SearchRequestBody], synopsis: SynopsisDependency
     ) -> list[SearchHit]:
         """The originals that best match the query, best first."""
         hits = await synopsis.asearch(data.to_request(synopsis.settings))
@@ -126,9 +131,7 @@ class AskController(Controller):
         status_code=HTTP_200_OK,
         sync_to_thread=True,
     )
-    def ask(
-        self, data: JSONBody[AskRequestBody], synopsis: NamedDependency[Synopsis]
-    ) -> AskResponse:
+    def ask(self, data: JSONBody[AskRequestBody], synopsis: SynopsisDependency) -> AskResponse:
         """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`."""
         answer = synopsis.ask(data.question, data.to_request(synopsis.settings))
         return AskResponse.from_answer(answer)
@@ -141,7 +144,7 @@ class SourceController(Controller):
     tags = ("sources",)
 
     @get(operation_id="listSources", summary="List indexed sources", sync_to_thread=True)
-    def list_sources(self, synopsis: NamedDependency[Synopsis]) -> list[SourceItem]:
+    def list_sources(self, synopsis: SynopsisDependency) -> list[SourceItem]:
         """Every indexed source with its chunk count, status and last ingest time."""
         return [SourceItem.from_record(record) for record in synopsis.sources()]
 
@@ -153,7 +156,7 @@ class SourceController(Controller):
     )
     def delete_source(
         self,
-        synopsis: NamedDependency[Synopsis],
+        synopsis: SynopsisDependency,
         source: Annotated[
             str, QueryParameter(min_length=1, description="The source, exactly as listed.")
         ],
@@ -172,6 +175,6 @@ class StatsController(Controller):
     tags = ("stats",)
 
     @get(operation_id="getStats", summary="Collection counts", sync_to_thread=True)
-    def stats(self, synopsis: NamedDependency[Synopsis]) -> dict[str, Any]:
+    def stats(self, synopsis: SynopsisDependency) -> dict[str, Any]:
         """Object counts per collection and the embedding model the index was built with."""
         return dict(synopsis.stats())
