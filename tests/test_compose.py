@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +258,44 @@ def test_no_literal_secrets(compose: dict[str, Any]) -> None:
 )
 def test_interpolate_helper(raw: str, environ: dict[str, str], resolved: str) -> None:
     assert _interpolate(raw, environ) == resolved
+
+
+def test_synopsis_listens_on_every_interface_of_its_container(compose: dict[str, Any]) -> None:
+    synopsis = _services(compose)["synopsis"]
+    environment = _environment(synopsis)
+    settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
+    assert (settings.api_host, settings.api_port) == ("0.0.0.0", 8000)
+    assert synopsis["ports"] == [f"{settings.api_port}:{settings.api_port}"]
+
+
+@pytest.mark.parametrize(("status", "exit_code"), [(200, 0), (503, 1)])
+def test_synopsis_healthcheck_fails_unless_health_is_200(
+    compose: dict[str, Any], status: int, exit_code: int
+) -> None:
+    """Run the healthcheck's own command against a stand-in server on the probed port."""
+    healthcheck = _services(compose)["synopsis"]["healthcheck"]
+    assert healthcheck["test"][:3] == ["CMD", "python", "-c"]
+    assert healthcheck["retries"] >= 3
+    code = healthcheck["test"][3]
+    port = int(_environment(_services(compose)["synopsis"])["SYNOPSIS_API_PORT"])
+    paths: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            paths.append(self.path)
+            self.send_response(status)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    with http.server.HTTPServer(("127.0.0.1", 0), Handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            probe = code.replace(f":{port}/", f":{server.server_port}/")
+            assert probe != code, "the probe targets SYNOPSIS_API_PORT"
+            result = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False)
+        finally:
+            server.shutdown()
+    assert (result.returncode, paths) == (exit_code, ["/health"])
