@@ -1,0 +1,667 @@
+"""Benchmark: Synopsis's query path against the raw Weaviate floor, and reference resolution.
+
+Run from the repository root, against an index that holds the Python tutorial
+(`synopsis ingest /usr/share/doc/python3.11/html/tutorial/`):
+
+    uv run python scripts/bench_query.py [--requests 200] [--rounds 2] [--callers 1 8 32]
+
+or, without waiting for an LLM ingest, against a stand-in index of the same tutorial
+chunks whose "summaries" are extractive (the chunk's first 300 characters) and embedded
+like real ones, built in collections of its own:
+
+    uv run python scripts/bench_query.py --prefix BenchQuery --build-standin
+
+Two sections of docs/benchmarks.md are (re)written:
+
+* **query path** — a fixed list of 30 developer questions, asked round-robin by 1, 8
+  and 32 threads, `--requests` requests per level and variant, variants interleaved
+  within each round so that the machine's load hits them alike:
+
+  - *floor*: the query embedding (LangChain `OllamaEmbeddings.embed_query`, the same
+    client Synopsis wraps, no cache) plus one raw weaviate-client hybrid query on
+    SummarizedDocuments with `return_references` to the originals (limit k);
+  - *floor, vector given*: the same hybrid query with the vector computed beforehand
+    (the floor a cached embedding can reach);
+  - *Synopsis summaries*: `Synopsis.search(SearchRequest(mode="summaries"))`, in process;
+  - *Synopsis fused*: the default mode (both legs, reciprocal-rank fusion).
+
+  Synopsis caches query embeddings (an LRU in `service.embed.Embedder`). *cold* runs
+  use an Embedder whose cache holds nothing, so every request embeds its query;
+  *warm* runs use the normal Embedder after each of the 30 queries was asked once.
+
+* **reference resolution** — the summary leg's way of getting the originals (the
+  `originalDocument` cross-reference, resolved by Weaviate in the hybrid query) against
+  a hybrid query that returns `original_id` followed by a second query,
+  `fetch_objects(filters=Filter.by_id().contains_any(ids))`. Vectors are computed
+  beforehand, so only Weaviate is timed.
+
+Latencies are per request, measured in the calling thread; throughput is requests
+over the wall time of the level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import functools
+import os
+import platform
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, QueryReference
+
+from loaders import load
+from service.embed import Embedder, ollama_embeddings
+from service.identifiers import extract_identifiers
+from service.identity import chunk_id, content_hash, summary_id
+from service.ingest import indexed_text
+from service.search import SearchRequest
+from service.settings import Settings
+from service.store import OriginalRecord, SummaryRecord, header_path
+from service.synopsis import Synopsis
+from splitters import chunk_documents
+
+REPORT = Path("docs/benchmarks.md")
+TUTORIAL = Path("/usr/share/doc/python3.11/html/tutorial")
+K = 5
+ORIGINAL_PROPERTIES = ["content", "source", "title", "headers", "chunk_index"]
+
+# Asked the way a developer types into a search box; written for this benchmark.
+QUERIES = [
+    "how do I loop over a list with its index",
+    "what does the else clause on a for loop do",
+    "default argument values evaluated once mutable list",
+    "keyword-only arguments in function definitions",
+    "lambda expressions",
+    "how to unpack a list into function arguments",
+    "list comprehension with a condition",
+    "use a list as a queue efficiently",
+    "difference between a tuple and a list",
+    "set operations union intersection",
+    "iterate over a dictionary's keys and values",
+    "how does import find modules sys.path",
+    "what is __name__ == '__main__' for",
+    "packages and __init__.py files",
+    "format a float with two decimals f-string",
+    "read a file line by line with open",
+    "json.dump and json.load to save data",
+    "catch several exceptions in one except clause",
+    "raise an exception from another exception",
+    "finally clause cleanup actions",
+    "class variables shared between instances",
+    "private name mangling double underscore",
+    "write an iterator with __iter__ and __next__",
+    "generators and yield",
+    "create a virtual environment with venv",
+    "install packages with pip",
+    "floating point representation error 0.1 + 0.2",
+    "interactive interpreter line editing history",
+    "integer division and the remainder operator",
+    "slicing strings with negative indices",
+]
+
+
+@dataclass
+class Series:
+    """Latencies of one variant at one level, pooled over rounds."""
+
+    latencies: list[float] = field(default_factory=list)
+    requests: int = 0
+    wall: float = 0.0
+
+    def add(self, latencies: Sequence[float], wall: float) -> None:
+        self.latencies.extend(latencies)
+        self.requests += len(latencies)
+        self.wall += wall
+
+    def pct(self, p: int) -> float:
+        """The p-th percentile in milliseconds."""
+        cuts = statistics.quantiles(self.latencies, n=100, method="inclusive")
+        return cuts[p - 1] * 1000
+
+    @property
+    def throughput(self) -> float:
+        return self.requests / self.wall if self.wall else 0.0
+
+
+def run_level(
+    call: Callable[[str], object], queries: Sequence[str], *, callers: int, requests: int
+) -> tuple[list[float], float]:
+    """`requests` calls spread over `callers` threads; per-call latencies and wall time."""
+    jobs = [queries[index % len(queries)] for index in range(requests)]
+
+    def timed(query: str) -> float:
+        start = time.perf_counter()
+        call(query)
+        return time.perf_counter() - start
+
+    with ThreadPoolExecutor(max_workers=callers) as pool:
+        start = time.perf_counter()
+        latencies = list(pool.map(timed, jobs))
+        wall = time.perf_counter() - start
+    return latencies, wall
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def load_text() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def write_section(path: Path, key: str, body: str) -> None:
+    """Replace (or append) the section between `<!-- bench:key -->` markers of `path`."""
+    begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if begin in text and end in text:
+        before, rest = text.split(begin, 1)
+        after = rest.split(end, 1)[1]
+        text = before + block + after
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+class Floor:
+    """The raw weaviate-client query that Synopsis's summary leg is compared with."""
+
+    def __init__(self, synopsis: Synopsis, settings: Settings) -> None:
+        self.collection = synopsis.store.summaries
+        self.embeddings = ollama_embeddings(settings)
+        self.vectors: dict[str, list[float]] = {}
+
+    def hybrid(self, query: str, vector: list[float]) -> Any:
+        return self.collection.query.hybrid(
+            query,
+            vector=vector,
+            alpha=0.5,
+            fusion_type=HybridFusion.RELATIVE_SCORE,
+            query_properties=["summary", "headers", "identifiers"],
+            limit=K,
+            return_properties=["summary"],
+            return_metadata=MetadataQuery(score=True),
+            return_references=QueryReference(
+                link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
+            ),
+        )
+
+    def cold(self, query: str) -> Any:
+        return self.hybrid(query, self.embeddings.embed_query(query))
+
+    def given(self, query: str) -> Any:
+        return self.hybrid(query, self.vectors[query])
+
+
+def bench_query_path(
+    settings: Settings,
+    *,
+    callers: Sequence[int],
+    requests: int,
+    rounds: int,
+    command: str,
+    corpus: str,
+) -> str:
+    warm = Synopsis.open(settings)
+    cold = Synopsis(
+        settings,
+        client=warm.client,
+        embedder=Embedder(
+            ollama_embeddings(settings), model=settings.embedding_model, query_cache_size=0
+        ),
+        summarizer=warm.summarizer,
+    )
+    try:
+        stats = warm.stats()
+        floor = Floor(warm, settings)
+        floor.vectors = {query: floor.embeddings.embed_query(query) for query in QUERIES}
+        for query in QUERIES:  # warm the LRU and check every query finds something
+            if not warm.search(SearchRequest(query=query, k=K, mode="summaries")):
+                raise SystemExit(f"no hits for {query!r}: is the tutorial ingested?")
+            warm.search(SearchRequest(query=query, k=K))
+
+        def synopsis_call(instance: Synopsis, mode: str) -> Callable[[str], object]:
+            return lambda query: instance.search(
+                SearchRequest(query=query, k=K, mode=mode)  # type: ignore[arg-type]
+            )
+
+        variants: dict[str, Callable[[str], object]] = {
+            "floor, cold (embed + hybrid)": floor.cold,
+            "Synopsis summaries, cold": synopsis_call(cold, "summaries"),
+            "Synopsis fused, cold": synopsis_call(cold, "fused"),
+            "floor, vector given (hybrid only)": floor.given,
+            "Synopsis summaries, warm": synopsis_call(warm, "summaries"),
+            "Synopsis fused, warm": synopsis_call(warm, "fused"),
+        }
+        series = {(name, c): Series() for name in variants for c in callers}
+        ratios: dict[int, list[float]] = {c: [] for c in callers}
+        load_before = load_text()
+        started = time.perf_counter()
+        for round_index in range(rounds):
+            names = list(variants)
+            shift = round_index % len(names)
+            names = names[shift:] + names[:shift]  # rotate the order between rounds
+            for level in callers:
+                p50: dict[str, float] = {}
+                for name in names:
+                    run_level(variants[name], QUERIES[:4], callers=level, requests=level)
+                    latencies, wall = run_level(
+                        variants[name], QUERIES, callers=level, requests=requests
+                    )
+                    series[(name, level)].add(latencies, wall)
+                    p50[name] = statistics.median(latencies)
+                    print(
+                        f"round {round_index + 1} callers {level:2} {name:36} "
+                        f"p50 {p50[name] * 1000:7.1f} ms  {requests / wall:6.1f} req/s",
+                        flush=True,
+                    )
+                ratios[level].append(
+                    p50["Synopsis summaries, cold"] / p50["floor, cold (embed + hybrid)"]
+                )
+        elapsed = time.perf_counter() - started
+        load_after = load_text()
+        overhead = synopsis_overhead(warm)
+        weaviate_version = str(warm.client.get_meta().get("version", "?"))
+    finally:
+        cold.searcher.close()
+        warm.close()
+
+    rows = []
+    for level in callers:
+        for name in variants:
+            s = series[(name, level)]
+            rows.append(
+                f"| {level} | {name} | {s.pct(50):.1f} | {s.pct(95):.1f} | {s.pct(99):.1f} "
+                f"| {s.throughput:.1f} |"
+            )
+    table = (
+        "| callers | variant | p50 ms | p95 ms | p99 ms | req/s |\n"
+        "|---:|---|---:|---:|---:|---:|\n" + "\n".join(rows)
+    )
+
+    def ratio(level: int, name: str, base: str) -> float:
+        return series[(name, level)].pct(50) / series[(base, level)].pct(50)
+
+    floor_cold, floor_given = "floor, cold (embed + hybrid)", "floor, vector given (hybrid only)"
+    ratio_rows = [
+        f"| {level} | {ratio(level, 'Synopsis summaries, cold', floor_cold):.2f} "
+        f"({', '.join(f'{r:.2f}' for r in ratios[level])}) "
+        f"| {ratio(level, 'Synopsis summaries, warm', floor_given):.2f} "
+        f"| {ratio(level, 'Synopsis summaries, warm', floor_cold):.2f} "
+        f"| {ratio(level, 'Synopsis fused, cold', floor_cold):.2f} |"
+        for level in callers
+    ]
+    ratio_table = (
+        "| callers | summaries cold / floor cold (per round) "
+        "| summaries warm / floor vector given | summaries warm / floor cold "
+        "| fused cold / floor cold |\n|---:|---|---:|---:|---:|\n" + "\n".join(ratio_rows)
+    )
+    overhead_table = "| call (1 caller, 100 each) | p50 ms |\n|---|---:|\n" + "\n".join(
+        f"| {name} | {value:.2f} |" for name, value in overhead.items()
+    )
+    facts = (
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {elapsed:.0f} s of measuring\n"
+        f"- machine: {os.cpu_count()} logical cores, {cpu_model()}; load average "
+        f"(1/5/15 min) {load_before} before, {load_after} after; the cores are shared with "
+        "other test runs, so compare rows of this run with each other, not with other runs\n"
+        f"- corpus: {stats.get('originals')} originals, {stats.get('summaries')} summaries "
+        f"in the `{settings.collection_prefix or '(default)'}` collections; k = {K}"
+        + (f"; {corpus}" if corpus else "")
+        + "\n"
+        f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
+        f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
+        f"- Weaviate {weaviate_version} (local stack), weaviate-client "
+        f"{metadata.version('weaviate-client')}, embeddings {settings.embedding_model} "
+        f"via Ollama {settings.ollama_version}; Python {platform.python_version()}"
+    )
+    return (
+        "## Query path: Synopsis against the raw Weaviate floor\n\n"
+        f"```sh\n{command}\n```\n\n{facts}\n\n{table}\n\n"
+        "Ratios of p50 latencies (goal: Synopsis summaries p50 ≤ 1.15 × floor p50):\n\n"
+        f"{ratio_table}\n\n"
+        "Where Synopsis's time goes besides the hybrid query, per search:\n\n"
+        f"{overhead_table}\n\n"
+        "How to read it:\n\n"
+        "- *cold*: every request computes its query embedding (Synopsis with an Embedder\n"
+        "  whose LRU holds nothing). This is the like-for-like comparison with the floor.\n"
+        "- *warm*: Synopsis caches query embeddings (an LRU of 1,024 texts in\n"
+        "  `service.embed.Embedder`, safe because a text always has the same vector for\n"
+        "  one model); a repeated query skips the model call. Its fair floor is the hybrid\n"
+        "  query with the vector given.\n"
+        "- Synopsis's summary leg asks Weaviate for 3 × k summaries (it de-duplicates by\n"
+        "  original and applies the distance gate), returns their vectors to compute the\n"
+        "  cosine distance, and checks before each search that the collections exist and\n"
+        "  were built with the configured embedding model (REST calls, timed above).\n"
+        "- *fused* runs the originals' leg too (in a pool of 4 threads shared by all\n"
+        "  callers of one Synopsis), so it is not a like-for-like comparison with the floor.\n"
+    )
+
+
+def synopsis_overhead(synopsis: Synopsis) -> dict[str, float]:
+    """Median time of the calls Synopsis makes per search besides the hybrid query."""
+    store = synopsis.store
+    vector = synopsis.embedder.embed_query(QUERIES[0])
+    summaries = store.summaries
+
+    def hybrid(limit: int, include_vector: bool) -> None:
+        summaries.query.hybrid(
+            QUERIES[0],
+            vector=vector,
+            alpha=0.5,
+            fusion_type=HybridFusion.RELATIVE_SCORE,
+            query_properties=["summary", "headers", "identifiers"],
+            limit=limit,
+            include_vector=include_vector,
+            return_properties=["summary"],
+            return_metadata=MetadataQuery(score=True),
+            return_references=QueryReference(
+                link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
+            ),
+        )
+
+    calls: dict[str, Callable[[], object]] = {
+        "store.exists() (REST)": store.exists,
+        "store.check_embedding() (REST: exists + config)": lambda: store.check_embedding(
+            embedding_model=synopsis.embedder.model
+        ),
+        "embedding, LRU hit": lambda: synopsis.embedder.embed_query(QUERIES[0]),
+        f"hybrid + refs, limit {K}": lambda: hybrid(K, False),
+        f"hybrid + refs, limit {3 * K}, vectors returned (summary leg)": lambda: hybrid(
+            3 * K, True
+        ),
+    }
+    medians: dict[str, float] = {}
+    for name, call in calls.items():
+        times = []
+        for _ in range(100):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        medians[name] = statistics.median(times) * 1000
+    return medians
+
+
+def bench_references(
+    settings: Settings, *, reps: int, limits: Sequence[int], command: str, corpus: str
+) -> str:
+    synopsis = Synopsis.open(settings)
+    try:
+        summaries = synopsis.store.summaries
+        originals = synopsis.store.originals
+        vectors = {query: synopsis.embedder.embed_query(query) for query in QUERIES}
+
+        def hybrid(query: str, limit: int, references: bool) -> Any:
+            return summaries.query.hybrid(
+                query,
+                vector=vectors[query],
+                alpha=0.5,
+                fusion_type=HybridFusion.RELATIVE_SCORE,
+                query_properties=["summary", "headers", "identifiers"],
+                limit=limit,
+                return_properties=["summary", "original_id"],
+                return_metadata=MetadataQuery(score=True),
+                return_references=(
+                    QueryReference(
+                        link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
+                    )
+                    if references
+                    else None
+                ),
+            )
+
+        def cross_reference(query: str, limit: int) -> list[str]:
+            result = hybrid(query, limit, True)
+            return [
+                str(obj.references["originalDocument"].objects[0].uuid)
+                for obj in result.objects
+                if obj.references and obj.references["originalDocument"].objects
+            ]
+
+        def by_id(query: str, limit: int) -> list[str]:
+            result = hybrid(query, limit, False)
+            ids = [str(obj.properties["original_id"]) for obj in result.objects]
+            fetched = originals.query.fetch_objects(
+                filters=Filter.by_id().contains_any(ids),
+                limit=len(ids),
+                return_properties=ORIGINAL_PROPERTIES,
+            )
+            found = {str(obj.uuid): obj for obj in fetched.objects}
+            return [object_id for object_id in ids if object_id in found]
+
+        def hybrid_only(query: str, limit: int) -> list[str]:
+            result = hybrid(query, limit, False)
+            return [str(obj.properties["original_id"]) for obj in result.objects]
+
+        methods: dict[str, Callable[[str, int], list[str]]] = {
+            "hybrid only (no originals)": hybrid_only,
+            "cross-reference (return_references)": cross_reference,
+            "by id (hybrid, then fetch_objects)": by_id,
+        }
+        for query in QUERIES:  # both ways must return the same originals, in order
+            for limit in limits:
+                if cross_reference(query, limit) != by_id(query, limit):
+                    raise SystemExit(f"cross-reference and by-id disagree for {query!r}")
+        times: dict[tuple[str, int, int], list[float]] = {}
+        walls: dict[tuple[str, int, int], float] = {}
+        load_before = load_text()
+        for callers in (1, 8):
+            for limit in limits:
+                for name in methods:
+                    key = (name, limit, callers)
+                    times[key], walls[key] = [], 0.0
+                # interleave methods in small blocks so drift in load hits all alike
+                for block in range(0, reps, 20):
+                    for name, method in methods.items():
+                        latencies, wall = run_level(
+                            functools.partial(_call_with_limit, method, limit),
+                            QUERIES[block % len(QUERIES) :] + QUERIES,
+                            callers=callers,
+                            requests=min(20, reps - block),
+                        )
+                        times[(name, limit, callers)].extend(latencies)
+                        walls[(name, limit, callers)] += wall
+                for name in methods:
+                    median = statistics.median(times[(name, limit, callers)]) * 1000
+                    print(f"callers {callers} limit {limit:2} {name:38} p50 {median:6.2f} ms")
+        load_after = load_text()
+    finally:
+        synopsis.close()
+
+    def pct(values: list[float], p: int) -> float:
+        return statistics.quantiles(values, n=100, method="inclusive")[p - 1] * 1000
+
+    rows = []
+    for callers in (1, 8):
+        for limit in limits:
+            base = statistics.median(times[("hybrid only (no originals)", limit, callers)])
+            for name in methods:
+                values = times[(name, limit, callers)]
+                extra = (statistics.median(values) - base) * 1000
+                rows.append(
+                    f"| {callers} | {limit} | {name} | {pct(values, 50):.2f} | "
+                    f"{pct(values, 95):.2f} | {extra:+.2f} | "
+                    f"{len(values) / walls[(name, limit, callers)]:.0f} |"
+                )
+    table = (
+        "| callers | limit | method | p50 ms | p95 ms | p50 minus hybrid only | req/s |\n"
+        "|---:|---:|---|---:|---:|---:|---:|\n" + "\n".join(rows)
+    )
+    facts = (
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} "
+        f"logical cores, load average {load_before} before, {load_after} after\n"
+        f"- corpus: the `{settings.collection_prefix or '(default)'}` collections"
+        + (f"; {corpus}" if corpus else "")
+        + "\n"
+        f"- {reps} requests per method, limit and caller count, methods interleaved in blocks "
+        f"of 20; query vectors computed beforehand (only Weaviate is timed); both methods "
+        "were checked to return the same originals in the same order for every query"
+    )
+    return (
+        "## Reference resolution: cross-reference against fetching originals by id\n\n"
+        f"```sh\n{command}\n```\n\n"
+        "(the same command as the query path; `--skip-query` runs this part alone)\n\n"
+        f"{facts}\n\n{table}\n\n"
+        "*limit* is the number of summaries the hybrid query returns. The summary leg asks\n"
+        f"for 3 × k, so k = 5 and k = 20 correspond to limits {3 * 5} and {3 * 20}; limits 5\n"
+        "and 20 are what a caller asking for exactly k objects would fetch.\n"
+    )
+
+
+def _call_with_limit(method: Callable[[str, int], list[str]], limit: int, query: str) -> object:
+    return method(query, limit)
+
+
+def build_standin(settings: Settings) -> str:
+    """Index the tutorial's chunks with extractive summaries (no LLM) under the prefix."""
+    if not settings.collection_prefix:
+        raise SystemExit("--build-standin needs --prefix: the default collections are not touched")
+    synopsis = Synopsis.open(settings)
+    model, version = "extractive-standin", "bench"
+    try:
+        store, embedder = synopsis.store, synopsis.embedder
+        if store.exists():
+            store.drop()
+        store.ensure_schema(embedding_model=embedder.model, dimension=embedder.dimension())
+        count = 0
+        for document in load([str(TUTORIAL)]):
+            chunks: dict[uuid.UUID, tuple[Document, str]] = {}
+            for chunk in chunk_documents([document], max_tokens=settings.max_tokens):
+                headers = list(chunk.metadata.get("headers") or [])
+                chash = content_hash(header_path(headers) + "\n\n" + chunk.page_content)
+                chunks.setdefault(chunk_id(str(chunk.metadata["source"]), chash), (chunk, chash))
+            originals, summaries = [], []
+            texts = [
+                indexed_text(c.metadata.get("headers") or [], c.page_content)
+                for c, _ in chunks.values()
+            ]
+            extracts = [" ".join(c.page_content.split())[:300] for c, _ in chunks.values()]
+            vectors = embedder.embed_documents(texts)
+            summary_vectors = embedder.embed_documents(
+                [
+                    indexed_text(c.metadata.get("headers") or [], e)
+                    for (c, _), e in zip(chunks.values(), extracts, strict=True)
+                ]
+            )
+            for (cid, (chunk, chash)), vector, extract, svector in zip(
+                chunks.items(), vectors, extracts, summary_vectors, strict=True
+            ):
+                meta = chunk.metadata
+                headers = list(meta.get("headers") or [])
+                identifiers = extract_identifiers(chunk.page_content)
+                originals.append(
+                    OriginalRecord(
+                        id=cid,
+                        source=str(meta["source"]),
+                        title=str(meta.get("title") or ""),
+                        headers=headers,
+                        chunk_index=int(meta["chunk_index"]),
+                        content=chunk.page_content,
+                        content_hash=chash,
+                        identifiers=identifiers,
+                        vector=vector,
+                    )
+                )
+                summaries.append(
+                    SummaryRecord(
+                        id=summary_id(cid, model, version),
+                        original_id=cid,
+                        source=str(meta["source"]),
+                        title=str(meta.get("title") or ""),
+                        headers=headers,
+                        summary=extract,
+                        content_hash=chash,
+                        model=model,
+                        prompt_version=version,
+                        kind="extractive",
+                        reason="benchmark stand-in",
+                        identifiers=identifiers,
+                        vector=svector,
+                    )
+                )
+            store.write_originals(originals)
+            store.write_summaries(summaries)
+            count += len(originals)
+    finally:
+        synopsis.close()
+    return (
+        f"stand-in index `{settings.collection_prefix}*`: the {count} chunks of `{TUTORIAL}` "
+        "with real embeddings; each summary is the chunk's first 300 characters, not an LLM "
+        "summary (same shapes and sizes for Weaviate, different text)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=200, help="requests per level")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds over all variants")
+    parser.add_argument("--callers", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--ref-requests", type=int, default=200)
+    parser.add_argument("--skip-query", action="store_true", help="only reference resolution")
+    parser.add_argument("--skip-refs", action="store_true", help="only the query path")
+    parser.add_argument("--prefix", default="", help="collection prefix of the index to query")
+    parser.add_argument(
+        "--build-standin",
+        action="store_true",
+        help="first (re)build a stand-in index of the tutorial under --prefix (no LLM)",
+    )
+    parser.add_argument(
+        "--drop-standin", action="store_true", help="drop the --prefix collections at the end"
+    )
+    args = parser.parse_args()
+    settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
+    command = "uv run python scripts/bench_query.py" + (
+        f" --prefix {args.prefix}" + (" --build-standin" if args.build_standin else "")
+        if args.prefix
+        else ""
+    )
+    corpus = build_standin(settings) if args.build_standin else ""
+    try:
+        run(settings, args, command, corpus)
+    finally:
+        if args.drop_standin and args.prefix:
+            with Synopsis.open(settings) as synopsis:
+                if synopsis.store.exists():
+                    synopsis.store.drop()
+
+
+def run(settings: Settings, args: argparse.Namespace, command: str, corpus: str) -> None:
+    if not args.skip_query:
+        section = bench_query_path(
+            settings,
+            callers=args.callers,
+            requests=args.requests,
+            rounds=args.rounds,
+            command=command,
+            corpus=corpus,
+        )
+        print(section)
+        write_section(REPORT, "query", section)
+    if not args.skip_refs:
+        section = bench_references(
+            settings, reps=args.ref_requests, limits=(5, 15, 20, 60), command=command, corpus=corpus
+        )
+        print(section)
+        write_section(REPORT, "references", section)
+
+
+if __name__ == "__main__":
+    main()
