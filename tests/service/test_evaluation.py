@@ -392,10 +392,7 @@ def test_render_markdown_without_gate_has_no_gate_columns_and_adds_the_sweep() -
     text = render_markdown(small_report(max_distance=0.0, metrics=metrics, sweep=sweep))
     assert text.splitlines()[0] == "| mode | Recall@1 | Recall@5 | Recall@10 | MRR@10 |"
     assert text.endswith(
-        "| max distance | fused: out-of-scope rejected | fused: in-scope emptied |\n"
-        "| ---: | ---: | ---: |\n"
-        "| 0.5 | 1.00 (2/2) | 0.50 (2/4) |\n"
-        "| 0.7 | 0.50 (1/2) | 0.00 (0/4) |\n"
+        "| max distance | fused |\n| ---: | ---: |\n| 0.5 | 2/2 · 2/4 |\n| 0.7 | 1/2 · 0/4 |\n"
     )
 
 
