@@ -26,7 +26,7 @@ def test_there_are_notebooks() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebooks_are_committed_without_outputs(path: Path) -> None:
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     nbformat.validate(notebook)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert code
@@ -36,7 +36,7 @@ def test_notebooks_are_committed_without_outputs(path: Path) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_top_to_bottom(path: Path, settings: Settings) -> None:
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT,
