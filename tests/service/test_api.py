@@ -459,7 +459,13 @@ Pull the mesh filter up out of the spout and press a new one in until it clicks.
 
 @pytest.fixture
 def api_settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, collection_prefix="TestApi")
+    # On a CPU shared with other work a summary can wait minutes in Ollama's queue; the
+    # default timeout would retry it from the back. This test checks the API, not latency.
+    return dataclasses.replace(
+        settings,
+        collection_prefix="TestApi",
+        summary_timeout=max(settings.summary_timeout, 600.0),
+    )
 
 
 @pytest.mark.integration
