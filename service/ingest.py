@@ -30,7 +30,7 @@ from service.errors import LoaderError
 from service.identifiers import extract_identifiers
 from service.identity import chunk_id, content_hash, summary_id
 from service.store import OriginalRecord, SourceRecord, Store, SummaryRecord, header_path, now
-from service.summarize import Summarizer, SummaryRequest
+from service.summarize import Summarizer, SummaryRequest, SummaryResult
 from splitters import chunk_documents
 
 __all__ = ["IngestEvent", "IngestReport", "Ingestor", "indexed_text"]
@@ -60,6 +60,8 @@ class IngestReport:
     deleted_chunks: int = 0
     llm_calls: int = 0
     cached_summaries: int = 0
+    retried_summaries: int = 0  # flagged by the guard, the stricter retry passed
+    extractive_summaries: int = 0  # flagged twice: the extractive fallback was stored
     objects_written: int = 0
     failed: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -71,7 +73,13 @@ class IngestReport:
             f"{self.sources} sources ({self.unchanged_sources} unchanged): "
             f"{self.new_chunks} new, {self.unchanged_chunks} unchanged, "
             f"{self.deleted_chunks} deleted chunks; {self.llm_calls} LLM calls, "
-            f"{self.cached_summaries} cached summaries; {self.wall_seconds:.1f} s"
+            f"{self.cached_summaries} cached summaries"
+            + (
+                f" ({self.retried_summaries} retried, {self.extractive_summaries} extractive)"
+                if self.retried_summaries or self.extractive_summaries
+                else ""
+            )
+            + f"; {self.wall_seconds:.1f} s"
             + (f"; {len(self.failed)} sources failed" if self.failed else "")
         )
 
@@ -173,7 +181,7 @@ class Ingestor:
         report.new_chunks += len(new_originals)
         report.unchanged_chunks += len(chunks) - len(new_originals)
 
-        texts = self._summaries_for(
+        results = self._summaries_for(
             source, [chunks[wanted_summaries[sid]] for sid in missing], report
         )
 
@@ -183,8 +191,8 @@ class Ingestor:
         )
         summary_vectors = self.embedder.embed_documents(
             [
-                indexed_text(_headers(chunks[wanted_summaries[sid]]), text)
-                for sid, text in zip(missing, texts, strict=True)
+                indexed_text(_headers(chunks[wanted_summaries[sid]]), result.text)
+                for sid, result in zip(missing, results, strict=True)
             ]
         )
         report.seconds["embed"] += time.perf_counter() - clock
@@ -217,12 +225,12 @@ class Ingestor:
                     sid=sid,
                     cid=wanted_summaries[sid],
                     chunk=chunks[wanted_summaries[sid]],
-                    text=text,
+                    result=result,
                     vector=vector,
                     model=model,
                     version=version,
                 )
-                for sid, text, vector in zip(missing, texts, summary_vectors, strict=True)
+                for sid, result, vector in zip(missing, results, summary_vectors, strict=True)
             ]
         )
         stale_summaries = [sid for sid in stored_summaries if sid not in wanted_summaries]
@@ -246,14 +254,19 @@ class Ingestor:
 
     def _summaries_for(
         self, source: str, chunks: list[Document], report: IngestReport
-    ) -> list[str]:
-        """Summary texts for `chunks`: from the cache where possible, else from the model."""
+    ) -> list[SummaryResult]:
+        """Summaries for `chunks`: from the cache where possible, else from the model."""
         clock = time.perf_counter()
         hashes = [_chunk_hash(chunk) for chunk in chunks]
         cached = self.store.cached_summaries(
             hashes, model=self.summarizer.model_name, prompt_version=self.summarizer.prompt_version
         )
-        texts = [cached[h].summary if h in cached else "" for h in hashes]
+        texts = [
+            SummaryResult(text=cached[h].summary, kind=cached[h].kind, reason=cached[h].reason)
+            if h in cached
+            else SummaryResult(text="")
+            for h in hashes
+        ]
         todo = [index for index, h in enumerate(hashes) if h not in cached]
         report.cached_summaries += len(chunks) - len(todo)
         requests = [
@@ -267,7 +280,7 @@ class Ingestor:
         ]
         done = 0
 
-        def on_done(_index: int, _text: str) -> None:
+        def on_done(_index: int, _result: SummaryResult) -> None:
             nonlocal done
             done += 1
             self._emit(IngestEvent(stage="summarize", source=source, done=done, total=len(todo)))
@@ -276,8 +289,10 @@ class Ingestor:
             calls_before = self.summarizer.calls
             results = self.summarizer.summarize_many(requests, on_done=on_done)
             report.llm_calls += self.summarizer.calls - calls_before
-            for index, text in zip(todo, results, strict=True):
-                texts[index] = text
+            for index, result in zip(todo, results, strict=True):
+                texts[index] = result
+                report.retried_summaries += result.kind == "llm" and bool(result.reason)
+                report.extractive_summaries += result.kind == "extractive"
         report.seconds["summarize"] += time.perf_counter() - clock
         return texts
 
@@ -337,7 +352,7 @@ def _summary(
     sid: uuid.UUID,
     cid: uuid.UUID,
     chunk: Document,
-    text: str,
+    result: SummaryResult,
     vector: list[float],
     model: str,
     version: str,
@@ -348,10 +363,12 @@ def _summary(
         source=str(chunk.metadata["source"]),
         title=str(chunk.metadata.get("title") or ""),
         headers=_headers(chunk),
-        summary=text,
+        summary=result.text,
         content_hash=_chunk_hash(chunk),
         model=model,
         prompt_version=version,
+        kind=result.kind,
+        reason=result.reason,
         identifiers=extract_identifiers(chunk.page_content),
         vector=vector,
     )

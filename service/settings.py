@@ -61,6 +61,14 @@ class Settings:
     summary_timeout: float = 120.0
     summary_retries: int = 3
     summary_max_tokens: int = 160  # num_predict: the longest summary the model may write
+    # The summary guard (service/summary_quality.py): a flagged summary is retried once with
+    # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
+    summary_guard: bool = True
+    summary_min_words: int = 4  # fewer words: "empty"
+    summary_max_words: int = 100  # more words: "too_long"
+    summary_max_copied_share: float = 0.5  # of the summary's 8-grams found in the chunk
+    summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
+    summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
     embedding_batch_size: int = 32
 
     # Search defaults.

@@ -24,6 +24,7 @@ from service.settings import Settings
 from service.stack.progress import Progress, silent
 from service.store import SourceRecord, Store
 from service.summarize import Summarizer, chat_model
+from service.summary_quality import QualityThresholds
 
 __all__ = ["Synopsis"]
 
@@ -63,6 +64,7 @@ class Synopsis:
             concurrency=settings.summary_concurrency,
             timeout=settings.summary_timeout,
             retries=settings.summary_retries,
+            guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
         )
         return cls(settings, client=client, embedder=embedder, summarizer=summarizer)
 

@@ -169,9 +169,8 @@ def test_prompt_has_header_path_and_cleaned_chunk() -> None:
     system, human = summarizer.messages(REQUEST)
     assert system.content == SYSTEM_PROMPT
     assert human.content == (
-        "Section: 4. More Control Flow Tools > 4.3. The `range()` Function\n\n"
-        "If you do need to iterate over a sequence of numbers, use range().\n\n"
-        "Summary of this section:"
+        "Topic: 4. More Control Flow Tools › 4.3. The `range()` Function\n\n"
+        "If you do need to iterate over a sequence of numbers, use range()."
     )
     assert (summarizer.calls, summarizer.prompt_version) == (1, PROMPT_VERSION)
 
@@ -263,7 +262,8 @@ def test_summarize_many_respects_the_concurrency_bound(concurrency: int) -> None
         summarizer.asummarize_many(requests, on_done=lambda index, _text: finished.append(index))
     )
 
-    assert results == [f"About Section: H{index}." for index in range(7)]
+    assert [result.text for result in results] == [f"About Topic: H{index}." for index in range(7)]
+    assert {(result.kind, result.reason) for result in results} == {("llm", "")}
     assert sorted(finished) == list(range(7))
     assert model.max_in_flight == concurrency
     assert summarizer.calls == 7
