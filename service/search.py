@@ -56,6 +56,11 @@ class SearchRequest:
     max_vector_distance: float = 0.0  # 0: no gate
     explain: bool = False
 
+    @property
+    def needs_distances(self) -> bool:
+        """Distances cost a vector per hit: fetched only for the gate or an explanation."""
+        return self.max_vector_distance > 0 or self.explain
+
     def validate(self) -> None:
         """Raise SearchError for a request that cannot be run."""
         if not self.query.strip():
@@ -114,7 +119,7 @@ class Searcher:
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="synopsis-search")
+        self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="synopsis-search")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
@@ -157,7 +162,7 @@ class Searcher:
                 query_properties=["summary", "headers", "identifiers"],
                 filters=_filters(request),
                 limit=request.k * 3,
-                include_vector=True,
+                include_vector=request.needs_distances,
                 return_properties=["summary"],
                 return_metadata=MetadataQuery(score=True, explain_score=request.explain),
                 return_references=QueryReference(
@@ -176,7 +181,9 @@ class Searcher:
             original_id = str(original.uuid)
             if original_id in seen:
                 continue
-            distance = _distance(vector, obj.vector.get("default"))
+            distance = (
+                _distance(vector, obj.vector.get("default")) if request.needs_distances else None
+            )
             if _gated(request, distance):
                 continue
             seen.add(original_id)
@@ -204,7 +211,7 @@ class Searcher:
                 query_properties=["content", "headers", "identifiers"],
                 filters=_filters(request),
                 limit=request.k * 3,
-                include_vector=True,
+                include_vector=request.needs_distances,
                 return_properties=_ORIGINAL_PROPERTIES,
                 return_metadata=MetadataQuery(score=True, explain_score=request.explain),
             )
@@ -212,7 +219,9 @@ class Searcher:
             raise StoreError(f"original search failed: {exc}") from exc
         hits: list[Hit] = []
         for obj in result.objects:
-            distance = _distance(vector, obj.vector.get("default"))
+            distance = (
+                _distance(vector, obj.vector.get("default")) if request.needs_distances else None
+            )
             if _gated(request, distance):
                 continue
             score = float(obj.metadata.score or 0.0)
