@@ -420,6 +420,9 @@ def docs_list(settings: Settings, as_json: bool) -> None:
         f"{len(records)} sources, {stats.get('originals')} originals, "
         f"{stats.get('summaries')} summaries {stats.get('summaries_by_kind', {})}"
     )
+    reasons = stats.get("summaries_by_reason") or {}
+    if reasons:
+        click.echo(f"flagged by the summary guard (kind:reason): {reasons}")
 
 
 @docs.command("delete")
@@ -433,6 +436,42 @@ def docs_delete(settings: Settings, source: str) -> None:
     if originals == summaries == 0:
         raise click.ClickException(f"{source} is not indexed (see `synopsis docs list`)")
     click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")
+
+
+@main.command("resummarize")
+@click.option(
+    "--kind",
+    type=click.Choice(["extractive", "llm", "all"]),
+    default="extractive",
+    show_default=True,
+    help="Which stored summaries to regenerate: the extractive fallbacks, the LLM ones, or all.",
+)
+@click.option(
+    "--model",
+    default=None,
+    help="Chat model to summarize with (default: SYNOPSIS_CHAT_MODEL). Summaries record it.",
+)
+@click.pass_obj
+@_one_line_errors
+def resummarize(settings: Settings, kind: str, model: str | None) -> None:
+    """Regenerate stored summaries in place (no re-ingest): each original keeps one summary."""
+    import dataclasses
+
+    from service.resummarize import resummarize as run
+
+    if model:
+        settings = dataclasses.replace(settings, chat_model=model)
+    with _open(settings) as synopsis:
+        if not synopsis.store.exists():
+            raise click.ClickException("nothing is indexed yet (see `synopsis ingest`)")
+        report = run(
+            synopsis.store,
+            synopsis.summarizer,
+            synopsis.embedder,
+            kind=None if kind == "all" else kind,
+            on_progress=lambda done, total: _report(f"  resummarized {done}/{total}"),
+        )
+    click.echo(report.summary_line())
 
 
 def _distances(value: str | None) -> list[float]:

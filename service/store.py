@@ -82,7 +82,10 @@ class SummaryRecord:
     model: str
     prompt_version: str
     kind: str = "llm"  # "llm" or "extractive"
-    reason: str = ""  # why a fallback was stored, empty for an accepted LLM summary
+    # What the summary guard flagged in the first attempt (comma-separated reasons): empty
+    # when it passed at once; with kind "llm" the stricter retry passed, with "extractive"
+    # it did not and the fallback was stored.
+    reason: str = ""
     identifiers: list[str] = field(default_factory=list)
     vector: list[float] = field(default_factory=list)
 
@@ -311,6 +314,52 @@ class Store:
                 )
         return cached
 
+    def list_summaries(self, *, kind: str | None = None) -> list[SummaryRecord]:
+        """Every stored summary (of one kind if given), without vectors, by source and header."""
+        records = [
+            SummaryRecord(
+                id=obj.uuid,
+                original_id=uuid.UUID(str(obj.properties["original_id"])),
+                source=str(obj.properties["source"]),
+                title=str(obj.properties.get("title") or ""),
+                headers=[str(h) for h in obj.properties.get("headers") or []],
+                summary=str(obj.properties.get("summary") or ""),
+                content_hash=str(obj.properties.get("content_hash") or ""),
+                model=str(obj.properties.get("model") or ""),
+                prompt_version=str(obj.properties.get("prompt_version") or ""),
+                kind=str(obj.properties.get("kind") or "llm"),
+                reason=str(obj.properties.get("reason") or ""),
+                identifiers=[str(i) for i in obj.properties.get("identifiers") or []],
+            )
+            for obj in self.summaries.iterator()
+            if kind is None or (obj.properties.get("kind") or "llm") == kind
+        ]
+        return sorted(records, key=lambda record: (record.source, record.headers))
+
+    def originals_by_id(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, OriginalRecord]:
+        """The stored chunks with these ids (missing ones are left out), without vectors."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[uuid.UUID, OriginalRecord] = {}
+        for start in range(0, len(wanted), 500):
+            result = self.originals.query.fetch_objects(
+                filters=Filter.by_id().contains_any(wanted[start : start + 500]),
+                limit=_FETCH_LIMIT,
+            )
+            for obj in result.objects:
+                props = obj.properties
+                found[obj.uuid] = OriginalRecord(
+                    id=obj.uuid,
+                    source=str(props["source"]),
+                    title=str(props.get("title") or ""),
+                    headers=[str(h) for h in props.get("headers") or []],
+                    chunk_index=_int(props.get("chunk_index")),
+                    content=str(props.get("content") or ""),
+                    content_hash=str(props.get("content_hash") or ""),
+                    content_type=str(props.get("content_type") or ""),
+                    identifiers=[str(i) for i in props.get("identifiers") or []],
+                )
+        return found
+
     def source_record(self, source: str) -> SourceRecord | None:
         """The record of the last ingest of `source`, if any."""
         obj = self.sources.query.fetch_object_by_id(_source_uuid(source))
@@ -344,16 +393,34 @@ class Store:
         return sorted(records, key=lambda record: record.source)
 
     def stats(self) -> dict[str, object]:
-        """Object counts per collection and summaries per kind."""
+        """Object counts per collection, summaries per kind and per guard reason.
+
+        `summaries_by_reason` counts "kind:reason" (e.g. "extractive:drift",
+        "llm:verbatim" = flagged, retried, retry accepted); a summary flagged for two
+        reasons counts under both.
+        """
         kinds: dict[str, int] = {}
         grouped = self.summaries.aggregate.over_all(group_by="kind", total_count=True)
         for group in grouped.groups:
             kinds[str(group.grouped_by.value)] = group.total_count or 0
+        reasons: dict[str, int] = {}
+        for kind in sorted(kinds):
+            by_reason = self.summaries.aggregate.over_all(
+                filters=Filter.by_property("kind").equal(kind),
+                group_by="reason",
+                total_count=True,
+            )
+            for group in by_reason.groups:
+                for reason in str(group.grouped_by.value or "").split(","):
+                    if reason:
+                        key = f"{kind}:{reason}"
+                        reasons[key] = reasons.get(key, 0) + (group.total_count or 0)
         return {
             "originals": self.originals.aggregate.over_all(total_count=True).total_count,
             "summaries": self.summaries.aggregate.over_all(total_count=True).total_count,
             "sources": self.sources.aggregate.over_all(total_count=True).total_count,
             "summaries_by_kind": kinds,
+            "summaries_by_reason": dict(sorted(reasons.items())),
             "embedding": self.embedding_info(),
         }
 
