@@ -66,7 +66,7 @@ class Settings:
     summary_guard: bool = True
     summary_min_words: int = 4  # fewer words: "empty"
     summary_max_words: int = 100  # more words: "too_long"
-    summary_max_copied_share: float = 0.5  # of the summary's 8-grams found in the chunk
+    summary_max_copied_share: float = 0.5  # of the summary's words in 8+-word copied spans
     summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
     summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
     embedding_batch_size: int = 32

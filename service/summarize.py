@@ -77,7 +77,7 @@ _AUTOLINK = re.compile(r"<(https?://[^>]+)>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
 _PERMALINK = re.compile(r"[¶]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_SPACE_RUNS = re.compile(r"(?<=\S)[ \t]{2,}")  # inside a line; indentation stays
+_SPACE_RUNS = re.compile(r"(?<=\S)(?:[ \t]{2,}|\t)")  # inside a line; indentation stays
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:sure[,!.]?\s*)?here(?:'s| is) (?:a |the )?(?:concise |short |brief )?"

@@ -48,7 +48,7 @@ class QualityThresholds:
 
     min_words: int = 4  # fewer words: "empty"
     max_words: int = 100  # more words: "too_long" (the prompt asks for ≤ 3 sentences)
-    max_copied_share: float = 0.5  # share of the summary's 8-grams found in the chunk
+    max_copied_share: float = 0.5  # share of the summary's words in 8+-word copied spans
     max_repeated_share: float = 0.2  # share of the summary's 5-grams that are repeats
     min_shared_terms: int = 1  # salient chunk terms the summary must mention
 
@@ -67,6 +67,7 @@ class QualityThresholds:
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:['’][a-z]+)?")
 _TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?])\s+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~).*?^ {0,3}(?:```|~~~)[ \t]*$", re.M | re.S)
 _CODE_DEFINITION = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?(?:async\s+)?(?:def|class)\s+(\w+)", re.M)
@@ -125,16 +126,24 @@ def detect_scaffolding(summary: str) -> str | None:
 
 
 def copied_share(summary: str, chunk_text: str, n: int = COPY_NGRAM) -> float:
-    """Share of the summary's word n-grams that occur in the chunk (0 if it has none)."""
-    grams = _ngrams(_words(summary), n)
-    if not grams:
+    """Share of the summary's words that lie in a span of `n`+ words copied from the chunk.
+
+    Word coverage rather than the share of copied n-grams: a summary that pastes two
+    sentences around a label of its own is still mostly copy.
+    """
+    words = _words(summary)
+    if len(words) < n:
         return 0.0
     source = set(_ngrams(_words(chunk_text), n))
-    return sum(gram in source for gram in grams) / len(grams)
+    covered = [False] * len(words)
+    for start, gram in enumerate(_ngrams(words, n)):
+        if gram in source:
+            covered[start : start + n] = [True] * n
+    return sum(covered) / len(words)
 
 
 def detect_verbatim(summary: str, chunk_text: str, thresholds: QualityThresholds) -> str | None:
-    """Flag "verbatim" when more than `max_copied_share` of the summary's 8-grams are copied."""
+    """Flag "verbatim" when more than `max_copied_share` of the words are copied spans."""
     return "verbatim" if copied_share(summary, chunk_text) > thresholds.max_copied_share else None
 
 
@@ -226,19 +235,19 @@ def validate_summary(
 
 def lead_sentences(chunk_text: str, *, min_words: int = 12, max_sentences: int = 2) -> str:
     """The chunk's first prose sentence(s): code, doctest lines and "For example:" skipped."""
-    prose_lines = [
-        _BULLET.sub("", line.strip())
-        for line in _FENCE.sub("\n", chunk_text).splitlines()
-        if line.strip() and not line.lstrip().startswith((">>>", "...", "|", "#"))
-    ]
-    prose = " ".join(" ".join(prose_lines).split())
     chosen: list[str] = []
-    for sentence in _SENTENCE_END.split(prose):
-        if not sentence or sentence.endswith(":"):  # it announces code that is not here
-            continue
-        chosen.append(sentence)
-        if len(" ".join(chosen).split()) >= min_words or len(chosen) >= max_sentences:
-            break
+    for paragraph in _PARAGRAPH_BREAK.split(_FENCE.sub("\n\n", chunk_text)):
+        lines = [
+            _BULLET.sub("", line.strip())
+            for line in paragraph.splitlines()
+            if line.strip() and not line.lstrip().startswith((">>>", "...", "|", "#"))
+        ]
+        for sentence in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
+            if not sentence or sentence.endswith(":"):  # it announces code that is not here
+                continue
+            chosen.append(sentence)
+            if len(" ".join(chosen).split()) >= min_words or len(chosen) >= max_sentences:
+                return " ".join(chosen)
     return " ".join(chosen)
 
 
