@@ -58,7 +58,8 @@ class Settings:
     # Chunking, summarizing and embedding.
     max_tokens: int = 500
     summary_concurrency: int = 2
-    summary_timeout: float = 120.0
+    # Per summary call, including the wait in Ollama's queue when it serves several clients.
+    summary_timeout: float = 300.0
     summary_retries: int = 3
     summary_max_tokens: int = 160  # num_predict: the longest summary the model may write
     # The summary guard (service/summary_quality.py): a flagged summary is retried once with
