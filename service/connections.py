@@ -20,7 +20,13 @@ def ensure_stack(settings: Settings, *, progress: Progress = silent) -> None:
     if settings.uses_local_weaviate or settings.uses_local_ollama:
         status = LocalStack(settings, progress=progress).up()
         if not status.ready:
-            raise StackError("the local stack did not become ready; see `synopsis stack status`")
+            # Name what is down: with one component external, "the local stack" misleads.
+            down = ", ".join(
+                f"{component.name} at {component.url} ({component.detail})"
+                for component in (status.weaviate, status.ollama)
+                if not component.running
+            )
+            raise StackError(f"the stack is not ready: {down}; see `synopsis stack status`")
 
 
 def ollama_base_url(settings: Settings) -> str:
