@@ -1,0 +1,151 @@
+"""Fixtures of the core integration tests: one Synopsis on test collections, the real page.
+
+Summaries cost seconds of CPU each, so the "More Control Flow Tools" page is ingested
+once per session into collections prefixed `TestCore`; tests that need other sources
+write them under tmp paths (the page as Markdown has the same chunks, so it reuses the
+cached summaries).
+The collections are dropped at the end of the session (set
+`SYNOPSIS_TEST_KEEP_COLLECTIONS=1` to keep them, so the next run skips the first ingest).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from weaviate.classes.query import QueryReference
+
+from loaders import load
+from service.cli import main
+from service.ingest import IngestReport
+from service.settings import Settings
+from service.store import Store
+from service.synopsis import Synopsis
+
+CONTROLFLOW = "/usr/share/doc/python3.11/html/tutorial/controlflow.html"
+#: Chunks of CONTROLFLOW at the default 500 tokens (`synopsis chunk` lists them).
+CONTROLFLOW_CHUNKS = 34
+CORE_PREFIX = "TestCore"
+
+
+@pytest.fixture(scope="session")
+def core_settings(settings: Settings) -> Settings:
+    """The shared stack's settings, on the `TestCore` collections."""
+    return dataclasses.replace(settings, collection_prefix=CORE_PREFIX)
+
+
+@pytest.fixture(scope="session")
+def core(core_settings: Settings) -> Iterator[Synopsis]:
+    """One Synopsis on the test collections for the whole session; dropped afterwards."""
+    synopsis = Synopsis.open(core_settings)
+    try:
+        yield synopsis
+    finally:
+        if not os.environ.get("SYNOPSIS_TEST_KEEP_COLLECTIONS"):
+            synopsis.store.drop()
+        synopsis.close()
+
+
+@pytest.fixture(scope="session")
+def controlflow(core: Synopsis) -> IngestReport:
+    """The session's first ingest of the real page (about 34 summaries the first time)."""
+    return core.ingest([CONTROLFLOW])
+
+
+def cli(
+    settings: Settings, *args: str, env: Mapping[str, str] | None = None
+) -> tuple[int, str, str]:
+    """Run `synopsis ARGS` in-process on `settings`' collections: (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(
+        main,
+        list(args),
+        env={"SYNOPSIS_COLLECTION_PREFIX": settings.collection_prefix, **(env or {})},
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Census:
+    """What the collections hold, and every way they break the invariants."""
+
+    originals: Counter[str]  # per source
+    summaries: Counter[str]  # per source
+    dangling_summaries: list[uuid.UUID]  # reference missing, not one, or not its original_id
+    originals_without_one_summary: dict[uuid.UUID, int]  # original → its number of summaries
+    duplicate_chunks: list[tuple[str, str]]  # (source, content hash) stored more than once
+
+    @property
+    def broken(self) -> bool:
+        return bool(
+            self.dangling_summaries or self.originals_without_one_summary or self.duplicate_chunks
+        )
+
+
+def census(store: Store) -> Census:
+    """Read both collections whole and check the invariants of ARCHITECTURE.md."""
+    originals: dict[uuid.UUID, tuple[str, str]] = {
+        obj.uuid: (str(obj.properties["source"]), str(obj.properties["content_hash"]))
+        for obj in store.originals.iterator(return_properties=["source", "content_hash"])
+    }
+    per_original: Counter[uuid.UUID] = Counter()
+    summaries: Counter[str] = Counter()
+    dangling: list[uuid.UUID] = []
+    for obj in store.summaries.iterator(
+        return_properties=["source", "original_id"],
+        return_references=QueryReference(link_on="originalDocument", return_properties=[]),
+    ):
+        summaries[str(obj.properties["source"])] += 1
+        reference = obj.references.get("originalDocument") if obj.references else None
+        targets = [target.uuid for target in reference.objects] if reference else []
+        original_id = uuid.UUID(str(obj.properties["original_id"]))
+        if targets != [original_id] or original_id not in originals:
+            dangling.append(obj.uuid)
+        per_original[original_id] += 1
+    chunks = Counter(originals.values())
+    return Census(
+        originals=Counter(source for source, _ in originals.values()),
+        summaries=summaries,
+        dangling_summaries=dangling,
+        originals_without_one_summary={
+            original: per_original[original]
+            for original in originals
+            if per_original[original] != 1
+        },
+        duplicate_chunks=[chunk for chunk, count in chunks.items() if count > 1],
+    )
+
+
+def assert_invariants(store: Store) -> Census:
+    """Fail with the offending ids unless every invariant holds; return the census."""
+    found = census(store)
+    assert found.dangling_summaries == []
+    assert found.originals_without_one_summary == {}
+    assert found.duplicate_chunks == []
+    return found
+
+
+def write_markdown(path: Path, title: str, sections: Mapping[str, str]) -> Path:
+    """A Markdown file: `# title`, then one `## header` section per entry."""
+    body = "\n\n".join(f"## {header}\n\n{text.strip()}" for header, text in sections.items())
+    path.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    return path
+
+
+def write_controlflow_markdown(path: Path) -> Path:
+    """The real page as the loader sees it, saved as Markdown at `path`.
+
+    A copy of the HTML elsewhere would not do: the loader resolves its relative links
+    against the file's location, so every chunk with a link would differ. The Markdown
+    keeps the page's absolute links, so its chunks equal the page's and their summaries
+    come from the cache.
+    """
+    [page] = load([CONTROLFLOW])
+    path.write_text(page.page_content, encoding="utf-8")
+    return path
