@@ -11,7 +11,8 @@ SynopsisError                 base of everything Synopsis raises on purpose
 ├── ModelError                the chat or embedding model failed or answered unusably
 ├── StoreError                Weaviate rejected a read or a write
 │   └── EmbeddingMismatchError the collection was indexed with another embedding model
-└── SearchError               a search request is invalid
+├── SearchError               a search request is invalid
+└── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
 ```
 
 Each edge translates these once: the CLI prints one line and exits non-zero, the
@@ -27,6 +28,7 @@ __all__ = [
     "LoaderError",
     "ModelError",
     "PortInUseError",
+    "QuerySetError",
     "SearchError",
     "SplitterError",
     "StackError",
@@ -85,3 +87,7 @@ class EmbeddingMismatchError(StoreError):
 
 class SearchError(SynopsisError):
     """A search request is invalid."""
+
+
+class QuerySetError(SynopsisError):
+    """An evaluation question set cannot be read or a line of it is malformed."""

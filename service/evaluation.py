@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from service.errors import SearchError, SynopsisError
+from service.errors import QuerySetError, SearchError
 from service.search import Hit, SearchRequest
 
 __all__ = [
@@ -61,10 +61,6 @@ __all__ = [
     "unique_hits",
     "write_report",
 ]
-
-
-class QuerySetError(SynopsisError):
-    """A question set file cannot be read or a line of it is malformed (names the line)."""
 
 
 class Searcher(Protocol):
