@@ -61,7 +61,9 @@ class Settings:
     # Per summary call, including the wait in Ollama's queue when it serves several clients.
     summary_timeout: float = 300.0
     summary_retries: int = 3
-    summary_max_tokens: int = 160  # num_predict: the longest summary the model may write
+    # num_predict: the longest reply the model may write, kept below summary_max_words
+    # (about 0.75 words per token) so that a reply cut by the limit is not 'too_long'.
+    summary_max_tokens: int = 120
     # The summary guard (service/summary_quality.py): a flagged summary is retried once with
     # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
     summary_guard: bool = True

@@ -125,9 +125,21 @@ def clean_for_prompt(markdown: str) -> str:
     return "".join(cleaned).strip()
 
 
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s|$)")
+
+
 def strip_preamble(text: str) -> str:
     """Remove "Here is a summary…:"-style openings and surrounding whitespace."""
     return _PREAMBLE.sub("", text.strip(), count=1).strip()
+
+
+def drop_unfinished_sentence(text: str) -> str:
+    """Cut a reply that the token limit stopped mid-sentence back to its last full sentence.
+
+    Kept whole when no full sentence would remain.
+    """
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]].rstrip() if ends else text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,6 +310,8 @@ class Summarizer:
                     f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
                 ) from exc
             text = strip_preamble(str(reply.content))
+            if reply.response_metadata.get("done_reason") == "length":
+                text = drop_unfinished_sentence(text)
             if text or accept_empty:
                 return text
             last_error = ValueError("the model returned an empty summary")

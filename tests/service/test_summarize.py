@@ -27,6 +27,7 @@ from service.summarize import (
     Summarizer,
     SummaryRequest,
     clean_for_prompt,
+    drop_unfinished_sentence,
     strip_preamble,
 )
 
@@ -286,3 +287,22 @@ def test_summarize_many_fails_fast_and_cancels_the_rest(sleeps: list[float]) -> 
     )
     # The requests still waiting for the semaphore are cancelled, not sent.
     assert model.calls < len(requests)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            "The range() function makes sequences. It takes start, stop and",
+            "The range() function makes sequences.",
+        ),
+        ("It calls os.path.join() on parts! Then it", "It calls os.path.join() on parts!"),
+        ('Ends with a quote "like this." And then', 'Ends with a quote "like this."'),
+        ("no sentence end here", "no sentence end here"),
+        ("Version 3.11 adds it. Then", "Version 3.11 adds it."),
+    ],
+)
+def test_a_reply_cut_by_the_token_limit_loses_its_unfinished_sentence(
+    reply: str, expected: str
+) -> None:
+    assert drop_unfinished_sentence(reply) == expected

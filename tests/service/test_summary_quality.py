@@ -349,7 +349,7 @@ def test_the_prompt_gives_the_header_path_once_without_scaffolding_labels() -> N
 def test_the_chat_model_has_stop_sequences_and_bounded_output() -> None:
     model = chat_model(Settings())
     assert model.stop == list(STOP_SEQUENCES)
-    assert (model.num_predict, model.repeat_penalty, model.temperature) == (160, 1.15, 0.0)
+    assert (model.num_predict, model.repeat_penalty, model.temperature) == (120, 1.15, 0.0)
 
 
 # -- retry, then fallback ------------------------------------------------------------------
@@ -480,3 +480,9 @@ def test_cached_summaries_keep_their_kind_and_reason() -> None:
     results = ingestor._summaries_for("controlflow.md", [chunk], report)
     assert results == [SummaryResult(text="cached", kind="extractive", reason="verbatim")]
     assert (report.cached_summaries, report.llm_calls, summarizer.calls) == (1, 0, 0)
+
+
+def test_the_default_output_bound_stays_below_the_too_long_bound() -> None:
+    # About 0.75 English words per token: a reply cut by num_predict is not "too_long".
+    settings = Settings()
+    assert settings.summary_max_tokens * 0.75 < settings.summary_max_words
