@@ -250,7 +250,7 @@ def _print_event(event: IngestEvent) -> None:
 @click.option(
     "--mode",
     type=click.Choice(MODES),
-    default="fused",
+    default="originals",
     show_default=True,
     help="summaries: hybrid over summaries → originals; originals: over chunks; "
     "both: the two lists; fused: reciprocal-rank fusion of both.",

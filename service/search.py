@@ -7,6 +7,12 @@ Modes:
 - `both`: both lists, each hit labelled with its leg.
 - `fused`: reciprocal-rank fusion of the two legs, de-duplicated by original.
 
+The default is `originals` (each hit still carries its chunk's summary): with the local
+SmolLM2-135M summaries, the summary leg missed the right section of a control-flow
+question that the chunks' own hybrid ranked first, and fusing it in pushed that section
+to sixth. `synopsis eval` measures every mode on a question set; re-decide with it,
+especially with a larger summary model.
+
 Scores: Weaviate's hybrid score (`relativeScore` fusion) is normalized per query — the
 best hit of any query scores about 1 — so it ranks hits within one query but cannot
 tell a relevant hit from an irrelevant one across queries. `max_vector_distance` is the
@@ -46,7 +52,7 @@ class SearchRequest:
 
     query: str
     k: int = 5
-    mode: Mode = "fused"
+    mode: Mode = "originals"
     alpha: float = 0.5
     fusion: Literal["relative", "ranked"] = "relative"
     source: str | None = None
@@ -144,13 +150,37 @@ class Searcher:
         if request.mode == "summaries":
             return self._summary_leg(request, vector)[: request.k]
         if request.mode == "originals":
-            return self._original_leg(request, vector)[: request.k]
+            return self._attach_summaries(self._original_leg(request, vector)[: request.k])
         summaries = self._pool.submit(self._summary_leg, request, vector)
         originals = self._original_leg(request, vector)
         summary_hits = summaries.result()
         if request.mode == "both":
             return summary_hits[: request.k] + originals[: request.k]
-        return _fuse(summary_hits, originals, request)
+        return self._attach_summaries(_fuse(summary_hits, originals, request))
+
+    def _attach_summaries(self, hits: list[Hit]) -> list[Hit]:
+        """Give each hit found through its chunk the stored summary of that chunk."""
+        missing = [hit.id for hit in hits if hit.summary is None]
+        if not missing:
+            return hits
+        try:
+            result = self.store.summaries.query.fetch_objects(
+                filters=Filter.by_property("original_id").contains_any(missing),
+                limit=len(missing) * 2,
+                return_properties=["summary", "original_id"],
+            )
+        except Exception as exc:
+            raise StoreError(f"reading the summaries of the hits failed: {exc}") from exc
+        summaries = {
+            str(obj.properties["original_id"]): str(obj.properties.get("summary") or "")
+            for obj in result.objects
+        }
+        return [
+            dataclasses.replace(hit, summary=summaries[hit.id])
+            if hit.summary is None and hit.id in summaries
+            else hit
+            for hit in hits
+        ]
 
     def _summary_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
         try:

@@ -62,7 +62,7 @@ class Settings:
     summary_timeout: float = 300.0
     summary_retries: int = 3
     # num_predict: the longest reply the model may write, kept below summary_max_words
-    # (about 0.75 words per token) so that a reply cut by the limit is not 'too_long'.
+    # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
     summary_max_tokens: int = 120
     # The summary guard (service/summary_quality.py): a flagged summary is retried once with
     # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).

@@ -43,7 +43,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
     query: Text
     k: Count | None = None
-    mode: Mode = "fused"
+    mode: Mode = "originals"
     alpha: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
     fusion: Literal["relative", "ranked"] = "relative"
     source: str | None = None
