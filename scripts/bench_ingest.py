@@ -30,12 +30,13 @@ import argparse
 import dataclasses
 import datetime as dt
 import os
-import platform
 import re
 import subprocess
 import threading
 import time
 from pathlib import Path
+
+from bench_report import cpu_model, load_text, write_section
 
 from service.ingest import IngestEvent, IngestReport
 from service.settings import Settings
@@ -150,21 +151,6 @@ def vm_rss_mib() -> float:
     return 0.0
 
 
-def load_text() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def git_state() -> str:
     """The commit measured, and the service files that differed from it."""
     try:
@@ -183,21 +169,6 @@ def git_state() -> str:
     return f"{head}" + (f" plus uncommitted changes to {', '.join(changed)}" if changed else "")
 
 
-def write_section(path: Path, key: str, body: str) -> None:
-    """Replace (or append) the section between `<!-- bench:key -->` markers of `path`."""
-    begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{body.rstrip()}\n{end}"
-    if begin in text and end in text:
-        before, rest = text.split(begin, 1)
-        after = rest.split(end, 1)[1]
-        text = before + block + after
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def stage_table(report: IngestReport) -> str:
     wall = report.wall_seconds or 1.0
     rows = [
@@ -210,9 +181,9 @@ def stage_table(report: IngestReport) -> str:
     return "| stage | s | share |\n|---|---:|---:|\n" + "\n".join(rows)
 
 
-def tutorial_figures(log: Path) -> str:
+def tutorial_figures(log: Path | None) -> str:
     """The end of a `time synopsis ingest <tutorial>/` log, quoted, with stage shares."""
-    if not log.is_file():
+    if log is None or not log.is_file():
         return ""
     lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     summary = next((ln for ln in reversed(lines) if re.match(r"^\d+ sources \(", ln)), None)
@@ -258,7 +229,12 @@ def main() -> None:
         default=DEFAULT_SOURCES,
         help="pages to ingest (a bare name is looked up in the tutorial directory)",
     )
-    parser.add_argument("--tutorial-log", type=Path, default=Path("/tmp/exp/tutorial_ingest.log"))
+    parser.add_argument(
+        "--tutorial-log",
+        type=Path,
+        default=None,
+        help="the log of a `time synopsis ingest <tutorial>/` run, to quote its figures",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the BenchIngest collections")
     args = parser.parse_args()
     sources = [str(TUTORIAL / s) if "/" not in s else s for s in args.sources]

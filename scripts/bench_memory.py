@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench_report import load_text, write_section
+
 REPORT = Path("docs/benchmarks.md")
 DOCS = Path("/usr/share/doc/python3.11/html")
 QUERIES = [
@@ -158,26 +160,6 @@ def child(*args: str) -> dict[str, object]:
     figures: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
     print(args, figures, flush=True)
     return figures
-
-
-def write_section(path: Path, key: str, body: str) -> None:
-    """Replace (or append) the section between `<!-- bench:key -->` markers of `path`."""
-    begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{body.rstrip()}\n{end}"
-    if begin in text and end in text:
-        before, rest = text.split(begin, 1)
-        after = rest.split(end, 1)[1]
-        text = before + block + after
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def load_text() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
 def main() -> None:

@@ -57,6 +57,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench_report import cpu_model, load_text, write_section
 from langchain_core.documents import Document
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, QueryReference
 
@@ -150,36 +151,6 @@ def run_level(
         latencies = list(pool.map(timed, jobs))
         wall = time.perf_counter() - start
     return latencies, wall
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load_text() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
-def write_section(path: Path, key: str, body: str) -> None:
-    """Replace (or append) the section between `<!-- bench:key -->` markers of `path`."""
-    begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{body.rstrip()}\n{end}"
-    if begin in text and end in text:
-        before, rest = text.split(begin, 1)
-        after = rest.split(end, 1)[1]
-        text = before + block + after
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 class Floor:
