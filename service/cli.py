@@ -352,6 +352,9 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
     with _open(settings) as synopsis:
         answer = synopsis.ask(question, request)
     click.echo(answer.text)
+    if answer.missing_terms:
+        named = ", ".join(repr(term) for term in answer.missing_terms)
+        click.echo(f"(no retrieved passage mentions {named})", err=True)
     for number, hit in enumerate(answer.citations, start=1):
         click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}")
 
@@ -585,6 +588,7 @@ def evaluate(
             k=k,
             alpha=alpha,
             max_distance=gate,
+            answer_k=settings.search_k,
             sweep=distances,
             workers=workers,
             context=context,

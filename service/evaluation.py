@@ -19,6 +19,11 @@ gate on: the share of out-of-scope questions for which the gate leaves no hit (g
 and the share of in-scope questions it empties (bad).
 
 Rankings are scored without the gate, so the gate distance does not change them.
+
+And for `ask`'s named-term check (service/answer.py): with the first `answer_k` hits of
+each ranking as the passages, the share of out-of-scope questions that `ask` would answer
+"I don't know" because the question names something no passage mentions (good), and the
+share of in-scope questions it would refuse that way (bad).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from service.answer import missing_terms
 from service.errors import QuerySetError, SearchError
 from service.search import Hit, SearchRequest
 
@@ -135,10 +141,15 @@ class QueryResult:
     rank: int | None  # 1-based; None: no relevant hit in the list
     hits: tuple[str, ...]  # "source § header path" of each hit, in order
     gate_empty: bool | None = None  # with the gate on: nothing came back (None: no gate)
+    # Named in the question, mentioned by none of the first answer_k hits (ask refuses).
+    missing_terms: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return dataclasses.asdict(self) | {"hits": list(self.hits)}
+        return dataclasses.asdict(self) | {
+            "hits": list(self.hits),
+            "missing_terms": list(self.missing_terms),
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,6 +164,8 @@ class ModeMetrics:
     mrr: float  # MRR@k
     gate_rejects_out_of_scope: float | None = None  # share emptied by the gate (want 1)
     gate_empties_in_scope: float | None = None  # share emptied by the gate (want 0)
+    terms_refuse_out_of_scope: float = 0.0  # share ask refuses by missing terms (want 1)
+    terms_refuse_in_scope: float = 0.0  # share ask refuses by missing terms (want 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,6 +185,7 @@ class EvaluationReport:
     k: int
     alpha: float
     max_distance: float
+    answer_k: int
     queries: int
     in_scope: int
     out_of_scope: int
@@ -192,6 +206,7 @@ class EvaluationReport:
             "k": self.k,
             "alpha": self.alpha,
             "max_distance": self.max_distance,
+            "answer_k": self.answer_k,
             "queries": self.queries,
             "in_scope": self.in_scope,
             "out_of_scope": self.out_of_scope,
@@ -319,6 +334,7 @@ def evaluate(
     k: int = 10,
     alpha: float = 0.5,
     max_distance: float = 0.0,
+    answer_k: int = 5,
     sweep: Sequence[float] = (),
     runs: Sequence[Run] = RUNS + BASELINES,
     workers: int = 4,
@@ -330,6 +346,7 @@ def evaluate(
     Rankings come from searches without the gate. With `max_distance` > 0, every question
     is searched again with that gate; each distance of `sweep` is one more such pass.
     `workers` questions are searched at a time (the order of results does not depend on it).
+    The named-term check looks at the first `answer_k` hits of each ranking.
     """
     if not 1 <= k <= 100:
         raise SearchError(f"k must be between 1 and 100, not {k}")
@@ -364,6 +381,7 @@ def evaluate(
                     rank=first_relevant_rank(query, hits) if query.in_scope else None,
                     hits=tuple(f"{hit.source} § {' > '.join(hit.headers)}" for hit in hits),
                     gate_empty=None if gated is None else not gated[index],
+                    missing_terms=tuple(missing_terms(query.text, hits[:answer_k])),
                 )
                 for index, (query, hits) in enumerate(zip(queries, ranked, strict=True))
             ]
@@ -371,6 +389,8 @@ def evaluate(
             ranks = [result.rank for result in run_results if result.in_scope]
             gate_in = [bool(r.gate_empty) for r in run_results if r.in_scope]
             gate_out = [bool(r.gate_empty) for r in run_results if not r.in_scope]
+            refused_in = [bool(r.missing_terms) for r in run_results if r.in_scope]
+            refused_out = [bool(r.missing_terms) for r in run_results if not r.in_scope]
             metrics.append(
                 ModeMetrics(
                     run=run.name,
@@ -381,6 +401,8 @@ def evaluate(
                     mrr=mrr_at(ranks, k),
                     gate_rejects_out_of_scope=_share(gate_out) if gated is not None else None,
                     gate_empties_in_scope=_share(gate_in) if gated is not None else None,
+                    terms_refuse_out_of_scope=_share(refused_out),
+                    terms_refuse_in_scope=_share(refused_in),
                 )
             )
             for distance in sweep:
@@ -403,6 +425,7 @@ def evaluate(
         k=k,
         alpha=alpha,
         max_distance=max_distance,
+        answer_k=answer_k,
         queries=len(queries),
         in_scope=len(in_scope),
         out_of_scope=len(out_of_scope),
@@ -445,6 +468,7 @@ def render_markdown(report: EvaluationReport) -> str:
     header = ["mode", *(f"Recall@{n}" for n in ns), f"MRR@{report.k}"]
     if gate:
         header += ["out-of-scope rejected", "in-scope emptied"]
+    header += ["ask: out-of-scope refused", "ask: in-scope refused"]
     rows = [header, ["---"] + ["---:"] * (len(header) - 1)]
     best = report.best.run
     for m in report.metrics:
@@ -455,6 +479,10 @@ def render_markdown(report: EvaluationReport) -> str:
                 _fraction(m.gate_rejects_out_of_scope, m.out_of_scope),
                 _fraction(m.gate_empties_in_scope, m.in_scope),
             ]
+        row += [
+            _fraction(m.terms_refuse_out_of_scope, m.out_of_scope),
+            _fraction(m.terms_refuse_in_scope, m.in_scope),
+        ]
         rows.append(row)
     lines = ["| " + " | ".join(row) + " |" for row in rows]
     if report.sweep:
@@ -563,7 +591,11 @@ def render_document(report: EvaluationReport) -> str:
         "gate; the gate columns come from a second pass with it: *out-of-scope rejected* is "
         "the share of out-of-scope questions that get no hit at all (higher is better), "
         "*in-scope emptied* the share of in-scope questions that lose every hit (lower is "
-        "better).",
+        'better). The *ask* columns count the questions `synopsis ask` would answer "I '
+        "don't know\" without calling the model because the question names something (a "
+        "capitalized name after its first word, an acronym, a code identifier) that none of "
+        f"the first {report.answer_k} hits mentions: out-of-scope questions refused (higher "
+        "is better), in-scope questions refused (lower is better).",
         "",
         "| mode | what it searches |",
         "|---|---|",

@@ -81,6 +81,10 @@ class Settings:
     # from the query is dropped (0 disables). Weaviate's hybrid scores are normalized per
     # query, so they cannot serve as such a gate.
     max_vector_distance: float = 0.0
+    # `ask` answers "I don't know" without an LLM call when the question names something
+    # (a proper noun such as "Go", an acronym, a code identifier) that none of the
+    # retrieved passages mention (service/answer.py, `missing_terms`).
+    answer_term_check: bool = True
 
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"

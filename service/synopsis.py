@@ -46,7 +46,11 @@ class Synopsis:
         self.embedder = embedder
         self.summarizer = summarizer
         self.searcher = Searcher(self.store, embedder)
-        self.answerer = Answerer(chat_model(settings), model_name=settings.chat_model)
+        self.answerer = Answerer(
+            chat_model(settings),
+            model_name=settings.chat_model,
+            term_check=settings.answer_term_check,
+        )
 
     @classmethod
     def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:

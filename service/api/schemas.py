@@ -130,6 +130,8 @@ class AskResponse(msgspec.Struct, kw_only=True):
     answer: str
     citations: list[SearchHit]
     llm_called: bool
+    # What the question names that no retrieved passage mentions (then "I don't know").
+    missing_terms: list[str]
 
     @classmethod
     def from_answer(cls, answer: Answer) -> AskResponse:
@@ -138,6 +140,7 @@ class AskResponse(msgspec.Struct, kw_only=True):
             answer=answer.text,
             citations=[SearchHit.from_hit(hit) for hit in answer.citations],
             llm_called=answer.llm_called,
+            missing_terms=list(answer.missing_terms),
         )
 
 

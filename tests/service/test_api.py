@@ -300,6 +300,7 @@ def test_ask(client: TestClient[Any], fake: FakeSynopsis) -> None:
             "answer": "How do I loop?: use range() [1]",
             "citations": [HIT_JSON],
             "llm_called": True,
+            "missing_terms": [],
         },
     )
     assert fake.requests == [SearchRequest(query="How do I loop?", k=2, max_vector_distance=0.6)]

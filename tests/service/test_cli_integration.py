@@ -68,6 +68,14 @@ def test_ask_with_nothing_relevant_says_it_does_not_know(
     assert (code, stdout, stderr) == (0, DONT_KNOW + "\n", "")
 
 
+def test_ask_about_another_language_says_it_does_not_know(
+    core_settings: Settings, controlflow: IngestReport
+) -> None:
+    # The question: no gate needed, the passages never mention Go.
+    code, stdout, stderr = cli(core_settings, "ask", GO_QUESTION)
+    assert (code, stdout, stderr) == (0, DONT_KNOW + "\n", "(no retrieved passage mentions 'Go')\n")
+
+
 def test_docs_list_shows_the_page(core_settings: Settings, controlflow: IngestReport) -> None:
     code, stdout, stderr = cli(core_settings, "docs", "list")
 

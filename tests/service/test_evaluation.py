@@ -212,6 +212,25 @@ def test_evaluate_scores_each_run_and_the_gate_exactly() -> None:
     assert {r.max_vector_distance for r in searcher.requests} == {0.0, 0.5, 0.35, 0.8}
 
 
+def test_evaluate_counts_what_asks_named_term_check_would_refuse() -> None:
+    python = dataclasses.replace(RIGHT, content="In Python, for i in range(3): ...")
+    questions = [
+        query("count in Python", ("a.html", "1.2.")),  # Python is in the first hit
+        query("count in Python please", ("a.html", "1.2.")),  # only in the third
+        query("count in Go"),  # out of scope, Go in no hit
+    ]
+    table: dict[tuple[str, str, float], list[Hit]] = {
+        ("count in Python", "originals", 0.5): [python, WRONG, FAR],
+        ("count in Python please", "originals", 0.5): [WRONG, FAR, python],
+        ("count in Go", "originals", 0.5): [python, WRONG],
+    }
+    report = evaluate(CannedSearcher(table), questions, k=3, answer_k=2, runs=[RUNS[1]])
+
+    [metrics] = report.metrics
+    assert (metrics.terms_refuse_out_of_scope, metrics.terms_refuse_in_scope) == (1.0, 0.5)
+    assert [r.missing_terms for r in report.results] == [(), ("Python",), ("Go",)]
+
+
 def test_evaluate_at_full_depth_finds_the_rank_three_hit() -> None:
     report = evaluate(canned(), QUESTIONS, k=3, runs=[RUNS[1]])
     (metrics,) = report.metrics
@@ -345,17 +364,20 @@ def small_report(**changes: object) -> EvaluationReport:
             run="originals", description="hybrid over the chunks", in_scope=4, out_of_scope=2,
             recall={1: 0.5, 5: 0.75, 10: 1.0}, mrr=0.625,
             gate_rejects_out_of_scope=0.5, gate_empties_in_scope=0.0,
+            terms_refuse_out_of_scope=0.5, terms_refuse_in_scope=0.25,
         ),
         ModeMetrics(
             run="fused", description="reciprocal-rank fusion", in_scope=4, out_of_scope=2,
             recall={1: 0.75, 5: 1.0, 10: 1.0}, mrr=0.8125,
             gate_rejects_out_of_scope=1.0, gate_empties_in_scope=0.25,
+            terms_refuse_out_of_scope=1.0, terms_refuse_in_scope=0.0,
         ),
     ]  # fmt: skip
     report = EvaluationReport(
         k=10,
         alpha=0.5,
         max_distance=0.6,
+        answer_k=5,
         queries=6,
         in_scope=4,
         out_of_scope=2,
@@ -373,10 +395,12 @@ def small_report(**changes: object) -> EvaluationReport:
 def test_render_markdown_table_exactly() -> None:
     assert render_markdown(small_report()) == (
         "| mode | Recall@1 | Recall@5 | Recall@10 | MRR@10 | out-of-scope rejected "
-        "| in-scope emptied |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-        "| originals | 0.500 | 0.750 | 1.000 | 0.625 | 0.50 (1/2) | 0.00 (0/4) |\n"
-        "| **fused** | 0.750 | 1.000 | 1.000 | 0.812 | 1.00 (2/2) | 0.25 (1/4) |\n"
+        "| in-scope emptied | ask: out-of-scope refused | ask: in-scope refused |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        "| originals | 0.500 | 0.750 | 1.000 | 0.625 | 0.50 (1/2) | 0.00 (0/4) "
+        "| 0.50 (1/2) | 0.25 (1/4) |\n"
+        "| **fused** | 0.750 | 1.000 | 1.000 | 0.812 | 1.00 (2/2) | 0.25 (1/4) "
+        "| 1.00 (2/2) | 0.00 (0/4) |\n"
     )
 
 
@@ -390,7 +414,10 @@ def test_render_markdown_without_gate_has_no_gate_columns_and_adds_the_sweep() -
         GatePoint(run="fused", max_distance=0.7, rejects_out_of_scope=0.5, empties_in_scope=0.0),
     ]
     text = render_markdown(small_report(max_distance=0.0, metrics=metrics, sweep=sweep))
-    assert text.splitlines()[0] == "| mode | Recall@1 | Recall@5 | Recall@10 | MRR@10 |"
+    assert text.splitlines()[0] == (
+        "| mode | Recall@1 | Recall@5 | Recall@10 | MRR@10 "
+        "| ask: out-of-scope refused | ask: in-scope refused |"
+    )
     assert text.endswith(
         "| max distance | fused |\n| ---: | ---: |\n| 0.5 | 2/2 · 2/4 |\n| 0.7 | 1/2 · 0/4 |\n"
     )
