@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from langchain_core.documents import Document
 
@@ -13,6 +14,7 @@ __all__ = [
     "IMAGE_COUNT",
     "MARKDOWN",
     "PAGE_END",
+    "PAGE_MARKER",
     "PAGE_START",
     "PDF",
     "SOURCE",
@@ -20,6 +22,7 @@ __all__ = [
     "TITLE",
     "content_hash",
     "make_document",
+    "page_marker",
 ]
 
 #: Canonical URL or absolute path of the source the document came from.
@@ -33,6 +36,10 @@ CONTENT_HASH = "content_hash"
 #: First and last 1-based page of a PDF document.
 PAGE_START = "page_start"
 PAGE_END = "page_end"
+#: A PDF's Markdown marks where each page starts with a line `<!-- page N -->` (an HTML
+#: comment: invisible when rendered). `splitters.chunk_documents` removes the markers and
+#: gives every chunk the pages it spans.
+PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$")
 #: Number of images on the PDF pages of the document.
 IMAGE_COUNT = "image_count"
 
@@ -40,6 +47,11 @@ HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 PDF = "application/pdf"
+
+
+def page_marker(page: int) -> str:
+    """The line that marks the start of 1-based `page` in a PDF's Markdown."""
+    return f"<!-- page {page} -->"
 
 
 def content_hash(markdown: str) -> str:

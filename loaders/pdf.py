@@ -3,7 +3,9 @@
 Headers come from the outline (TOC) when a line matches an entry on its page, otherwise
 from font size: sizes clearly above the body text's become H1, H2, H3 in decreasing
 order. Lines set entirely in a monospace font become fenced code, with indentation
-recovered from their x position. A PDF becomes one Document covering all its pages.
+recovered from their x position. A PDF becomes one Document covering all its pages; a
+`<!-- page N -->` line marks where each page starts, and `splitters.chunk_documents`
+turns the markers into each chunk's own `page_start` and `page_end`.
 
 Images are counted (`image_count`). Captioning them is off by default: it needs both
 `LoadOptions.vision_model` and a `captioner` (e.g. a vision model served by Ollama);
@@ -20,7 +22,15 @@ from typing import Any
 import pymupdf
 from langchain_core.documents import Document
 
-from loaders.documents import IMAGE_COUNT, PAGE_END, PAGE_START, PDF, make_document
+from loaders.documents import (
+    IMAGE_COUNT,
+    PAGE_END,
+    PAGE_MARKER,
+    PAGE_START,
+    PDF,
+    make_document,
+    page_marker,
+)
 from loaders.fences import fence_block
 from loaders.options import LoadOptions
 from service.errors import LoaderError
@@ -183,6 +193,7 @@ def _convert(
     blocks: list[str] = []
     images = 0
     for number, (page, lines) in enumerate(zip(pages, all_lines, strict=True), start=1):
+        blocks.append(page_marker(number))
         blocks.extend(_page_markdown(lines, titles_by_page.get(number, {}), header_sizes))
         page_images = page.get_images(full=True)
         images += len(page_images)
@@ -192,5 +203,7 @@ def _convert(
                 caption = captioner(extracted["image"], extracted["ext"], options.vision_model)
                 blocks.append(f"*Image (page {number}): {caption.strip()}*")
     first_header = next((b.lstrip("#").strip() for b in blocks if b.startswith("#")), None)
+    if all(PAGE_MARKER.match(block) for block in blocks):
+        return "", images, first_header  # no text on any page
     markdown = "\n\n".join(blocks)
-    return (markdown + "\n" if markdown else ""), images, first_header
+    return markdown + "\n", images, first_header

@@ -191,6 +191,8 @@ def chunk(
                 "tokens": meta["tokens"],
                 "chunk_index": meta["chunk_index"],
             }
+            if "page_start" in meta:  # PDFs: the pages this chunk's text is on
+                record |= {"page_start": meta["page_start"], "page_end": meta["page_end"]}
             click.echo(json.dumps(record, ensure_ascii=False))
         else:
             path = " > ".join(meta.get("headers") or []) or "(no header)"

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from langchain_core.documents import Document
 
+from loaders.documents import PAGE_END, PAGE_MARKER, PAGE_START
+from splitters.encoding import count_tokens
 from splitters.headers import DEFAULT_UNWANTED_HEADERS, DroppedSection, MarkdownHeaderSplitter
 from splitters.metadata import CHUNK_INDEX, TOKENS
 from splitters.tokens import MarkdownTokenSplitter
@@ -42,7 +44,10 @@ def chunk_documents(
     * ``headers``: the enclosing header texts, H1 side first;
     * ``Header 1`` … ``Header 6``: the enclosing header of each level present;
     * ``chunk_index``: 0-based position among the chunks of its source document;
-    * ``tokens``: the exact cl100k_base token count of ``page_content``.
+    * ``tokens``: the exact cl100k_base token count of ``page_content``;
+    * ``page_start``, ``page_end`` (PDFs): the pages the chunk's text is on. The
+      loader's ``<!-- page N -->`` lines are removed from the chunks, and a chunk left
+      with nothing but such lines is not emitted.
 
     ``page_content`` does not repeat the header lines: the path is in the metadata,
     and whoever indexes the chunk prepends it.
@@ -65,21 +70,30 @@ def chunk_documents(
     token_splitter = MarkdownTokenSplitter(max_tokens=max_tokens, overlap_tokens=overlap_tokens)
     for document in documents:
         source = document.metadata.get("source", "")
+        paged = PAGE_START in document.metadata
+        page = int(document.metadata.get(PAGE_START, 1))
         index = 0
         for section in header_splitter.split_sections(document.page_content):
             for chunk in token_splitter.split_chunks(section.content):
+                content, tokens = chunk.content, chunk.tokens
                 metadata = copy.deepcopy(document.metadata)
+                if paged:
+                    content, first, last, page = _page_span(content, page)
+                    if not content:
+                        continue  # only page markers
+                    tokens = count_tokens(content) if content != chunk.content else tokens
+                    metadata.update({PAGE_START: first, PAGE_END: last})
                 metadata.update(section.header_metadata())
                 metadata[CHUNK_INDEX] = index
-                metadata[TOKENS] = chunk.tokens
+                metadata[TOKENS] = tokens
                 index += 1
-                result = Document(page_content=chunk.content, metadata=metadata)
+                result = Document(page_content=content, metadata=metadata)
                 if chunk.oversized:
                     logger.warning(
                         "%s: chunk %d has %d tokens (limit %d): a single line is that long",
                         source,
                         metadata[CHUNK_INDEX],
-                        chunk.tokens,
+                        tokens,
                         max_tokens,
                     )
                     if on_oversized is not None:
@@ -93,3 +107,32 @@ def chunk_documents(
             )
             if on_dropped is not None:
                 on_dropped(document, dropped)
+
+
+def _page_span(content: str, page: int) -> tuple[str, int, int, int]:
+    """Remove the page-marker lines of a chunk that starts on `page`.
+
+    Returns the content without them (and without the blank line each leaves), the
+    first and last page the remaining text is on, and the page the next chunk starts on.
+    A marker after the chunk's last text (the next page starts with the next section)
+    changes only the page returned for the next chunk.
+    """
+    kept: list[str] = []
+    first = last = None
+    skip_blank = False
+    for line in content.split("\n"):
+        marker = PAGE_MARKER.match(line)
+        if marker:
+            page = int(marker.group(1))
+            skip_blank = not kept or not kept[-1].strip()
+            continue
+        if skip_blank and not line.strip():
+            skip_blank = False
+            continue
+        skip_blank = False
+        if line.strip():
+            first = page if first is None else first
+            last = page
+        kept.append(line)
+    text = "\n".join(kept).strip("\n")
+    return text, first or page, last or page, page

@@ -21,8 +21,10 @@ from service.errors import LoaderError
 from tests.loaders.pdfs import CODE, empty_page_pdf, encrypted_pdf, sample_pdf
 
 EXPECTED = (
+    "<!-- page 1 -->\n\n"
     "# Gadget Manual\n\nGadget turns widgets into gadgets.\n\n## Installation\n\n"
     "Run the installer and then the greeting:\n\n```\n" + "\n".join(CODE) + "\n```\n\n"
+    "<!-- page 2 -->\n\n"
     "## Usage\n\nCall greet with a name.\n"
 )
 

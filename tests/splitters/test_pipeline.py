@@ -4,8 +4,13 @@ from collections.abc import Iterator
 
 from langchain_core.documents import Document
 
+from loaders import LoadOptions
+from loaders.documents import PAGE_END, PAGE_START, page_marker
+from loaders.pdf import pdf_documents
 from splitters import DroppedSection, Header, chunk_documents
 from splitters.encoding import count_tokens
+from splitters.metadata import CHUNK_INDEX, TOKENS
+from tests.loaders.pdfs import sample_pdf
 
 
 def loaded(source: str, markdown: str) -> Document:
@@ -124,3 +129,42 @@ def test_oversized_chunks_are_reported() -> None:
     chunks = list(chunk_documents([doc], max_tokens=10, on_oversized=reported.append))
     assert [c.metadata["tokens"] > 10 for c in chunks] == [True, False]
     assert reported == [chunks[0]]
+
+
+def test_pdf_chunks_carry_their_own_pages_and_no_page_markers() -> None:
+    pdf = pdf_documents(sample_pdf(), source="m.pdf", fallback_title="m", options=LoadOptions())
+    chunks = list(chunk_documents(pdf, max_tokens=50))
+
+    assert [(c.metadata["headers"][-1], c.metadata[PAGE_START], c.metadata[PAGE_END])
+            for c in chunks] == [
+        ("Gadget Manual", 1, 1),
+        ("Installation", 1, 1),
+        ("Usage", 2, 2),
+    ]  # fmt: skip
+    assert [c.metadata[CHUNK_INDEX] for c in chunks] == [0, 1, 2]
+    for chunk in chunks:
+        assert "<!--" not in chunk.page_content
+        assert chunk.metadata[TOKENS] == count_tokens(chunk.page_content)
+
+
+def test_a_chunk_across_a_page_break_spans_both_pages() -> None:
+    markdown = (
+        f"{page_marker(4)}\n\n# Title\n\nFirst page text.\n\n{page_marker(5)}\n\n"
+        f"Second page text.\n\n{page_marker(6)}\n\n## Next\n\nSixth page.\n"
+    )
+    document = Document(
+        page_content=markdown, metadata={"source": "m.pdf", PAGE_START: 4, PAGE_END: 6}
+    )
+    chunks = list(chunk_documents([document]))
+
+    assert [(c.page_content, c.metadata[PAGE_START], c.metadata[PAGE_END]) for c in chunks] == [
+        ("First page text.\n\nSecond page text.", 4, 5),
+        ("Sixth page.", 6, 6),
+    ]
+
+
+def test_page_markers_are_left_alone_outside_pdfs() -> None:
+    document = Document(page_content=f"# A\n\ntext\n\n{page_marker(2)}\n", metadata={})
+    [chunk] = chunk_documents([document])
+    assert chunk.page_content == f"text\n\n{page_marker(2)}"
+    assert PAGE_START not in chunk.metadata
