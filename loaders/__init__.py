@@ -27,7 +27,7 @@ from loaders.documents import (
     content_hash,
 )
 from loaders.files import iter_files, load_file
-from loaders.options import LoadOptions
+from loaders.options import ImageCaptioner, LoadOptions
 from service.errors import LoaderError
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "PAGE_START",
     "SOURCE",
     "TITLE",
+    "ImageCaptioner",
     "LoadOptions",
     "LoaderError",
     "content_hash",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["LoadOptions"]
+__all__ = ["ImageCaptioner", "LoadOptions"]
+
+#: Describes an image (its bytes and file extension, e.g. "png") in one sentence;
+#: `service.captions.OllamaCaptioner` is one. It raises `SynopsisError` on failure.
+ImageCaptioner = Callable[[bytes, str], str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -13,8 +18,8 @@ class LoadOptions:
 
     `crawl_depth` 0 loads only the given URL; N follows links on the same host under
     the same path prefix up to N levels deep. `max_bytes` caps every file and every HTTP
-    response. `vision_model` is off by default: PDF images are only counted; when a model
-    is named, images are handed to the captioning hook in `loaders.images`.
+    response. `captioner` is off by default: PDF images are only counted; with one,
+    each image's caption is added where the image sits.
     """
 
     crawl_depth: int = 0
@@ -24,4 +29,4 @@ class LoadOptions:
     max_bytes: int = 20_000_000
     respect_robots: bool = True
     user_agent: str = "synopsis/0.1"
-    vision_model: str | None = None
+    captioner: ImageCaptioner | None = None

@@ -7,16 +7,18 @@ recovered from their x position. A PDF becomes one Document covering all its pag
 `<!-- page N -->` line marks where each page starts, and `splitters.chunk_documents`
 turns the markers into each chunk's own `page_start` and `page_end`.
 
-Images are counted (`image_count`). Captioning them is off by default: it needs both
-`LoadOptions.vision_model` and a `captioner` (e.g. a vision model served by Ollama);
-each caption is then added as a paragraph where the image sits.
+Images are counted (`image_count`). Captioning them is off by default: with a
+`LoadOptions.captioner` (a vision model served by Ollama: `service.captions`), each
+caption is added as a paragraph `*Image (page N): …*` where the image sits. A caption
+that fails is logged and left out; the page's text is still loaded.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pymupdf
@@ -33,16 +35,14 @@ from loaders.documents import (
 )
 from loaders.fences import fence_block
 from loaders.options import LoadOptions
-from service.errors import LoaderError
+from service.errors import LoaderError, ModelError
 
-__all__ = ["ImageCaptioner", "pdf_documents"]
+__all__ = ["pdf_documents"]
+
+logger = logging.getLogger(__name__)
 
 # pymupdf is only partly annotated; go through an explicitly dynamic handle.
 _mupdf: Any = pymupdf
-
-#: Turns an image (its bytes and file extension) into a one-line description, using
-#: the named vision model. Nothing in Synopsis provides one yet.
-ImageCaptioner = Callable[[bytes, str, str], str]
 
 _MONOSPACE_FLAG = 8  # pymupdf span flag bit
 _MONOSPACE_NAMES = re.compile(r"cour|mono|code|consol|menlo|typewriter", re.IGNORECASE)
@@ -147,7 +147,6 @@ def pdf_documents(
     source: str,
     fallback_title: str,
     options: LoadOptions,
-    captioner: ImageCaptioner | None = None,
 ) -> Iterator[Document]:
     """Yield the Document of a PDF; `LoaderError` naming `source` if it is encrypted,
     corrupt, or has no extractable text."""
@@ -163,7 +162,7 @@ def pdf_documents(
         if doc.page_count == 0:
             raise LoaderError("PDF has no pages", source=source)
         try:
-            markdown, images, first_header = _convert(doc, options, captioner)
+            markdown, images, first_header = _convert(doc, options, source)
         except (RuntimeError, ValueError) as exc:
             raise LoaderError(f"corrupt PDF ({exc})", source=source) from exc
         if not markdown:
@@ -180,9 +179,7 @@ def pdf_documents(
         )
 
 
-def _convert(
-    doc: Any, options: LoadOptions, captioner: ImageCaptioner | None
-) -> tuple[str, int, str | None]:
+def _convert(doc: Any, options: LoadOptions, source: str) -> tuple[str, int, str | None]:
     toc: list[list[Any]] = doc.get_toc(simple=True)
     titles_by_page: dict[int, dict[str, int]] = {}
     for level, title, page_number in toc:
@@ -197,11 +194,16 @@ def _convert(
         blocks.extend(_page_markdown(lines, titles_by_page.get(number, {}), header_sizes))
         page_images = page.get_images(full=True)
         images += len(page_images)
-        if options.vision_model and captioner is not None:
+        if options.captioner is not None:
             for image in page_images:
                 extracted = doc.extract_image(image[0])
-                caption = captioner(extracted["image"], extracted["ext"], options.vision_model)
-                blocks.append(f"*Image (page {number}): {caption.strip()}*")
+                try:
+                    caption = options.captioner(extracted["image"], extracted["ext"])
+                except ModelError as exc:  # a misconfigured model is raised
+                    logger.warning("%s: page %d: image not captioned: %s", source, number, exc)
+                    continue
+                if caption.strip():
+                    blocks.append(f"*Image (page {number}): {caption.strip()}*")
     first_header = next((b.lstrip("#").strip() for b in blocks if b.startswith("#")), None)
     if all(PAGE_MARKER.match(block) for block in blocks):
         return "", images, first_header  # no text on any page

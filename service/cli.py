@@ -119,10 +119,10 @@ def _open(settings: Settings) -> Synopsis:
     return Synopsis.open(settings, progress=_report)
 
 
-def _load_options(crawl_depth: int, max_pages: int) -> LoadOptions:
-    from loaders import LoadOptions
+def _load_options(settings: Settings, crawl_depth: int, max_pages: int) -> LoadOptions:
+    from service.captions import load_options
 
-    return LoadOptions(crawl_depth=crawl_depth, max_pages=max_pages)
+    return load_options(settings, crawl_depth=crawl_depth, max_pages=max_pages)
 
 
 _crawl_depth = click.option(
@@ -174,7 +174,9 @@ def chunk(
         failures.append(str(error))
         _err.print(f"[red]skipped[/red] {error}")
 
-    documents = load(list(sources), options=_load_options(crawl_depth, max_pages), on_error=failed)
+    documents = load(
+        list(sources), options=_load_options(settings, crawl_depth, max_pages), on_error=failed
+    )
     chunks = chunk_documents(documents, max_tokens=max_tokens or settings.max_tokens)
     count = tokens = 0
     per_source: dict[str, int] = {}
@@ -218,7 +220,7 @@ def ingest(settings: Settings, sources: tuple[str, ...], crawl_depth: int, max_p
     with _open(settings) as synopsis:
         report = synopsis.ingest(
             list(sources),
-            options=_load_options(crawl_depth, max_pages),
+            options=_load_options(settings, crawl_depth, max_pages),
             on_event=_print_event,
         )
     stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.seconds.items())

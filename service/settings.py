@@ -73,6 +73,9 @@ class Settings:
     summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
     summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
     embedding_batch_size: int = 32
+    # An Ollama vision model that captions PDF images (service/captions.py); empty: off,
+    # images are only counted. The local stack has none.
+    vision_model: str = ""
 
     # Search defaults.
     search_k: int = 5

@@ -16,6 +16,7 @@ import weaviate
 
 from loaders import LoadOptions
 from service.answer import Answer, Answerer
+from service.captions import load_options
 from service.connections import connect_weaviate, ensure_stack
 from service.embed import Embedder, ollama_embeddings
 from service.ingest import IngestEvent, Ingestor, IngestReport
@@ -95,7 +96,9 @@ class Synopsis:
         options: LoadOptions | None = None,
         on_event: Callable[[IngestEvent], None] | None = None,
     ) -> IngestReport:
-        """Load, split, summarize, embed and store `sources`."""
+        """Load, split, summarize, embed and store `sources` (default options: the
+        settings', crawl depth 0)."""
+        options = options or load_options(self.settings)
         return self._ingestor(on_event).ingest(sources, options=options)
 
     def _ingestor(self, on_event: Callable[[IngestEvent], None] | None) -> Ingestor:

@@ -17,7 +17,7 @@ from loaders.documents import (
     content_hash,
 )
 from loaders.pdf import pdf_documents
-from service.errors import LoaderError
+from service.errors import ConfigurationError, LoaderError, ModelError
 from tests.loaders.pdfs import CODE, empty_page_pdf, encrypted_pdf, sample_pdf
 
 EXPECTED = (
@@ -45,27 +45,49 @@ def test_pdf_to_markdown_with_headers_code_and_pages(tmp_path: Path) -> None:
     }
 
 
-def test_images_are_captioned_only_with_a_vision_model() -> None:
-    calls: list[tuple[str, str]] = []
+def test_images_are_captioned_only_with_a_captioner() -> None:
+    calls: list[tuple[bytes, str]] = []
 
-    def captioner(image: bytes, ext: str, model: str) -> str:
-        calls.append((ext, model))
-        return "a red square"
+    def captioner(image: bytes, extension: str) -> str:
+        calls.append((image[:8], extension))
+        return " a red square\n"
 
-    [plain] = pdf_documents(
-        sample_pdf(), source="m.pdf", fallback_title="m", options=LoadOptions(), captioner=captioner
-    )
-    assert calls == []
-    assert "red square" not in plain.page_content
+    [plain] = pdf_documents(sample_pdf(), source="m.pdf", fallback_title="m", options=LoadOptions())
+    assert "Image" not in plain.page_content
+    assert plain.metadata[IMAGE_COUNT] == 1
     [captioned] = pdf_documents(
-        sample_pdf(),
-        source="m.pdf",
-        fallback_title="m",
-        options=LoadOptions(vision_model="llava"),
-        captioner=captioner,
+        sample_pdf(), source="m.pdf", fallback_title="m", options=LoadOptions(captioner=captioner)
     )
-    assert calls == [("png", "llava")]
-    assert "*Image (page 1): a red square*" in captioned.page_content
+    assert calls == [(b"\x89PNG\r\n\x1a\n", "png")]
+    assert "\n\n*Image (page 1): a red square*\n\n<!-- page 2 -->" in captioned.page_content
+
+
+def test_a_failed_caption_is_logged_and_the_text_still_loads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def captioner(image: bytes, extension: str) -> str:
+        raise ModelError("captioning an image with 'llava' failed: timed out")
+
+    [doc] = pdf_documents(
+        sample_pdf(), source="m.pdf", fallback_title="m", options=LoadOptions(captioner=captioner)
+    )
+    assert doc.page_content == EXPECTED
+    assert caplog.messages == [
+        "m.pdf: page 1: image not captioned: captioning an image with 'llava' failed: timed out"
+    ]
+
+
+def test_a_misconfigured_captioner_is_raised() -> None:
+    def captioner(image: bytes, extension: str) -> str:
+        raise ConfigurationError("SYNOPSIS_VISION_MODEL 'x' does not accept images")
+
+    with pytest.raises(ConfigurationError):
+        list(
+            pdf_documents(
+                sample_pdf(), source="m.pdf", fallback_title="m",
+                options=LoadOptions(captioner=captioner),
+            )
+        )  # fmt: skip
 
 
 def _truncated() -> bytes:
