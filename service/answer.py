@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from service.connections import close_ollama_clients
 from service.errors import ModelError
 from service.identifiers import extract_identifiers
 from service.search import Hit
@@ -100,6 +101,10 @@ class Answerer:
         self._model = model
         self.model_name = model_name
         self.term_check = term_check
+
+    def close(self) -> None:
+        """Close the chat model's HTTP clients."""
+        close_ollama_clients(self._model)
 
     def answer(self, question: str, hits: Sequence[Hit]) -> Answer:
         """Answer `question` from `hits`; without relevant hits, say so without the model."""

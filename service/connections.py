@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from urllib.parse import urlsplit
 
 import weaviate
@@ -12,7 +14,7 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.progress import Progress, silent
 
-__all__ = ["connect_weaviate", "ensure_stack", "ollama_base_url"]
+__all__ = ["close_ollama_clients", "connect_weaviate", "ensure_stack", "ollama_base_url"]
 
 
 def ensure_stack(settings: Settings, *, progress: Progress = silent) -> None:
@@ -69,3 +71,25 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         # The client's message spans lines; the CLI shows errors as one line.
         detail = " ".join(str(exc).split())
         raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc
+
+
+def close_ollama_clients(model: object, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Close the HTTP clients of a langchain-ollama model (it offers no close of its own).
+
+    The async client is closed on `loop` when it ran there (its connections belong to
+    that loop), otherwise on a new loop. Without this, each client's sockets stay open
+    until exit, which Python reports as ResourceWarnings.
+    """
+    sync_client = getattr(model, "_client", None)
+    if sync_client is not None:
+        sync_client.close()
+    async_client = getattr(model, "_async_client", None)
+    if async_client is None:
+        return
+    if loop is not None and loop.is_running():
+        future = asyncio.run_coroutine_threadsafe(async_client.close(), loop)
+        with contextlib.suppress(Exception):  # closing must not mask the caller's error
+            future.result(timeout=10)
+    else:
+        with contextlib.suppress(Exception):
+            asyncio.run(async_client.close())

@@ -13,6 +13,7 @@ import httpx
 from langchain_core.embeddings import Embeddings
 from langchain_ollama import OllamaEmbeddings
 
+from service.connections import close_ollama_clients
 from service.errors import ModelError
 from service.settings import Settings
 
@@ -103,6 +104,10 @@ class Embedder:
         if cached is not None:
             return cached
         return await asyncio.to_thread(self.embed_query, text)
+
+    def close(self) -> None:
+        """Close the embedding model's HTTP clients."""
+        close_ollama_clients(self._embeddings)
 
     def dimension(self) -> int:
         """The model's vector dimension (one probe call, then remembered)."""

@@ -25,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_ollama import ChatOllama
 
+from service.connections import close_ollama_clients
 from service.errors import ModelError
 from service.settings import Settings
 from service.summary_quality import (
@@ -194,6 +195,7 @@ class Summarizer:
         self.retries_passed = 0
         self.fallbacks = 0
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._loop_lock = threading.Lock()
 
     def summarize_many(
@@ -214,11 +216,15 @@ class Summarizer:
         return future.result()
 
     def close(self) -> None:
-        """Stop the background event loop, if one was started."""
+        """Close the model's HTTP clients and the background event loop, if one was started."""
         with self._loop_lock:
-            if self._loop is not None:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._loop = None
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        close_ollama_clients(self._model, loop)
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         with self._loop_lock:
@@ -228,7 +234,7 @@ class Summarizer:
                     target=loop.run_forever, name="synopsis-summarizer", daemon=True
                 )
                 thread.start()
-                self._loop = loop
+                self._loop, self._thread = loop, thread
             return self._loop
 
     def messages(

@@ -74,8 +74,11 @@ class Synopsis:
         return cls(settings, client=client, embedder=embedder, summarizer=summarizer)
 
     def close(self) -> None:
+        """Close every connection: Weaviate, and the Ollama clients of all three models."""
         self.searcher.close()
         self.summarizer.close()
+        self.embedder.close()
+        self.answerer.close()
         self.client.close()
 
     def __enter__(self) -> Synopsis:
