@@ -338,8 +338,8 @@ def search(
     "--max-distance",
     type=click.FloatRange(0, 2),
     default=None,
-    help="Relevance gate (cosine distance); without relevant passages the answer "
-    "is 'I don't know'.",
+    help="Relevance gate (cosine distance; default SYNOPSIS_ANSWER_MAX_VECTOR_DISTANCE, "
+    "0.75; 0 = off): with no passage this close, the answer is 'I don't know'.",
 )
 @click.pass_obj
 @_one_line_errors
@@ -350,7 +350,9 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
     request = SearchRequest(
         query=question,
         k=k or settings.search_k,
-        max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
+        max_vector_distance=(
+            settings.answer_max_vector_distance if max_distance is None else max_distance
+        ),
     )
     request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:

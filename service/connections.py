@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
 from urllib.parse import urlsplit
 
 import weaviate
@@ -90,6 +93,13 @@ def close_ollama_clients(model: object, loop: asyncio.AbstractEventLoop | None =
         future = asyncio.run_coroutine_threadsafe(async_client.close(), loop)
         with contextlib.suppress(Exception):  # closing must not mask the caller's error
             future.result(timeout=10)
-    else:
-        with contextlib.suppress(Exception):
-            asyncio.run(async_client.close())
+        return
+    # A loop of its own, in a thread of its own: the caller may be inside a running loop.
+    closer = threading.Thread(target=_run_quietly, args=(async_client.close,), daemon=True)
+    closer.start()
+    closer.join(timeout=10)
+
+
+def _run_quietly(close: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    with contextlib.suppress(Exception):
+        asyncio.run(close())

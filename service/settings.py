@@ -84,6 +84,11 @@ class Settings:
     # from the query is dropped (0 disables). Weaviate's hybrid scores are normalized per
     # query, so they cannot serve as such a gate.
     max_vector_distance: float = 0.0
+    # The gate `ask` uses unless told otherwise: a question whose passages are all farther
+    # than this is answered "I don't know" without an LLM call. 0.75 is measured for
+    # all-minilm-l6-v2 on the Python tutorial (docs/eval.md); re-measure with
+    # `synopsis eval --sweep` for another embedding model.
+    answer_max_vector_distance: float = 0.75
     # `ask` answers "I don't know" without an LLM call when the question names something
     # (a proper noun such as "Go", an acronym, a code identifier) that none of the
     # retrieved passages mention (service/answer.py, `missing_terms`).

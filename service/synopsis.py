@@ -128,7 +128,7 @@ class Synopsis:
         search = request or SearchRequest(
             query=question,
             k=self.settings.search_k,
-            max_vector_distance=self.settings.max_vector_distance or 0.0,
+            max_vector_distance=self.settings.answer_max_vector_distance,
         )
         hits = self.search(search)
         return self.answerer.answer(question, hits)

@@ -120,7 +120,11 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return SearchRequest(
             query=self.question,
             k=self.k or settings.search_k,
-            max_vector_distance=_gate(self.max_vector_distance, settings),
+            max_vector_distance=(
+                settings.answer_max_vector_distance
+                if self.max_vector_distance is None
+                else self.max_vector_distance
+            ),
         )
 
 

@@ -79,7 +79,9 @@ class FakeSynopsis:
         ready: bool = True,
         deleted: tuple[int, int] = (4, 4),
     ) -> None:
-        self.settings = Settings(search_k=7, search_alpha=0.3, max_vector_distance=0.6)
+        self.settings = Settings(
+            search_k=7, search_alpha=0.3, max_vector_distance=0.6, answer_max_vector_distance=0.7
+        )
         self.client = SimpleNamespace(is_ready=lambda: ready)
         self.error = error
         self.deleted = deleted
@@ -303,7 +305,7 @@ def test_ask(client: TestClient[Any], fake: FakeSynopsis) -> None:
             "missing_terms": [],
         },
     )
-    assert fake.requests == [SearchRequest(query="How do I loop?", k=2, max_vector_distance=0.6)]
+    assert fake.requests == [SearchRequest(query="How do I loop?", k=2, max_vector_distance=0.7)]
 
 
 @pytest.mark.parametrize(
