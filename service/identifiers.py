@@ -19,6 +19,7 @@ _PATTERNS = (
     re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`"),  # inline code names: `pass`, `elif`
 )
 _MAX = 200
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "a.k.a", "n.b", "et.al", "viz"})
 
 
 def extract_identifiers(text: str) -> list[str]:
@@ -27,8 +28,15 @@ def extract_identifiers(text: str) -> list[str]:
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             name = (match.group(1) if pattern.groups else match.group(0)).strip(".")
-            if len(name) > 1 and not name.replace(".", "").isdigit():
+            if _is_name(name):
                 found.setdefault(name, None)
             if len(found) >= _MAX:
                 return list(found)
     return list(found)
+
+
+def _is_name(text: str) -> bool:
+    """Not a number (3.11), not one letter, not a prose abbreviation (e.g., i.e.)."""
+    return (
+        len(text) > 1 and not text.replace(".", "").isdigit() and text.lower() not in _ABBREVIATIONS
+    )

@@ -110,6 +110,32 @@ class Settings:
     # and the cache key includes the CPU's flags so the binary is never reused elsewhere.
     ollama_native_build: bool = True
 
+    def __post_init__(self) -> None:
+        self._check_local_ports()
+
+    def _check_local_ports(self) -> None:
+        """Every local port in range and distinct (Weaviate also takes HTTP port + 1…4)."""
+        names = self.env_names()
+        taken: dict[int, str] = {}
+        wanted = [
+            (self.local_weaviate_port, names["local_weaviate_port"]),
+            *(
+                (self.local_weaviate_port + offset, f"{names['local_weaviate_port']} + {offset}")
+                for offset in range(1, 5)
+            ),
+            (self.local_weaviate_grpc_port, names["local_weaviate_grpc_port"]),
+            (self.local_ollama_port, names["local_ollama_port"]),
+        ]
+        for port, name in wanted:
+            if not 1 <= port <= 65535:
+                raise ConfigurationError(f"{name}: port {port} is not between 1 and 65535")
+            if port in taken:
+                raise ConfigurationError(
+                    f"{name} and {taken[port]} are both port {port}; the local stack needs "
+                    "distinct ports (Weaviate's cluster uses its HTTP port + 1…4)"
+                )
+            taken[port] = name
+
     @property
     def uses_local_weaviate(self) -> bool:
         """True when no external Weaviate is configured."""

@@ -18,6 +18,7 @@ from service.identifiers import extract_identifiers
         ('print("hi") and len(x)', ["print", "len"]),
         ("see str.format() and __name__", ["str.format", "__name__", "format"]),
         ("x = a.b. c", ["a.b"]),
+        ("loops (e.g. for), i.e. iteration; E.g. this", []),  # abbreviations are prose
         # Numbers and one-letter names are not identifiers worth indexing.
         ("version 3.11 and 1.2.3", []),
         ("f(x)", []),

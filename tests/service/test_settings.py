@@ -146,3 +146,31 @@ def test_frozen_and_keyword_only() -> None:
         settings.chat_model = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         Settings(Path("/tmp"))  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT": "18080"},
+            "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT and SYNOPSIS_LOCAL_WEAVIATE_PORT are both "
+            "port 18080; the local stack needs distinct ports (Weaviate's cluster uses its "
+            "HTTP port + 1…4)",
+        ),
+        (
+            {"SYNOPSIS_LOCAL_OLLAMA_PORT": "18082"},
+            "SYNOPSIS_LOCAL_OLLAMA_PORT and SYNOPSIS_LOCAL_WEAVIATE_PORT + 2 are both port "
+            "18082; the local stack needs distinct ports (Weaviate's cluster uses its HTTP "
+            "port + 1…4)",
+        ),
+        (
+            {"SYNOPSIS_LOCAL_WEAVIATE_PORT": "65534"},
+            "SYNOPSIS_LOCAL_WEAVIATE_PORT + 2: port 65536 is not between 1 and 65535",
+        ),
+        ({"SYNOPSIS_LOCAL_OLLAMA_PORT": "0"}, "SYNOPSIS_LOCAL_OLLAMA_PORT: port 0 is not"),
+    ],
+)
+def test_local_ports_must_be_distinct_and_valid(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env(env)
+    assert str(caught.value).startswith(message)
