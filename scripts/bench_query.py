@@ -167,28 +167,26 @@ class Floor:
 
     def hybrid(self, query: str, vector: list[float]) -> Any:
         if self.over == "originals":
-            return self.collection.query.hybrid(
-                query,
-                vector=vector,
-                alpha=0.5,
-                fusion_type=HybridFusion.RELATIVE_SCORE,
-                query_properties=["content", "headers", "identifiers"],
-                limit=K,
-                return_properties=ORIGINAL_PROPERTIES,
-                return_metadata=MetadataQuery(score=True),
-            )
+            shape: dict[str, Any] = {
+                "query_properties": ["content", "headers", "identifiers"],
+                "return_properties": ORIGINAL_PROPERTIES,
+            }
+        else:
+            shape = {
+                "query_properties": ["summary", "headers", "identifiers"],
+                "return_properties": ["summary"],
+                "return_references": QueryReference(
+                    link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
+                ),
+            }
         return self.collection.query.hybrid(
             query,
             vector=vector,
             alpha=0.5,
             fusion_type=HybridFusion.RELATIVE_SCORE,
-            query_properties=["summary", "headers", "identifiers"],
             limit=K,
-            return_properties=["summary"],
             return_metadata=MetadataQuery(score=True),
-            return_references=QueryReference(
-                link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
-            ),
+            **shape,
         )
 
     def cold(self, query: str) -> Any:
