@@ -183,24 +183,17 @@ class Searcher:
         ]
 
     def _summary_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
-        try:
-            result = self.store.summaries.query.hybrid(
-                _keyword_query(request.query),
-                vector=vector,
-                alpha=request.alpha,
-                fusion_type=_fusion(request),
-                query_properties=["summary", "headers", "identifiers"],
-                filters=_filters(request),
-                limit=request.k * 3,
-                include_vector=request.needs_distances,
-                return_properties=["summary"],
-                return_metadata=MetadataQuery(score=True, explain_score=request.explain),
-                return_references=QueryReference(
-                    link_on="originalDocument", return_properties=_ORIGINAL_PROPERTIES
-                ),
-            )
-        except Exception as exc:
-            raise StoreError(f"summary search failed: {exc}") from exc
+        result = _hybrid(
+            self.store.summaries,
+            request,
+            vector,
+            searched="summary",
+            query_properties=["summary", "headers", "identifiers"],
+            return_properties=["summary"],
+            return_references=QueryReference(
+                link_on="originalDocument", return_properties=_ORIGINAL_PROPERTIES
+            ),
+        )
         hits: list[Hit] = []
         seen: set[str] = set()
         for obj in result.objects:
@@ -232,21 +225,14 @@ class Searcher:
         return hits
 
     def _original_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
-        try:
-            result = self.store.originals.query.hybrid(
-                _keyword_query(request.query),
-                vector=vector,
-                alpha=request.alpha,
-                fusion_type=_fusion(request),
-                query_properties=["content", "headers", "identifiers"],
-                filters=_filters(request),
-                limit=request.k * 3,
-                include_vector=request.needs_distances,
-                return_properties=_ORIGINAL_PROPERTIES,
-                return_metadata=MetadataQuery(score=True, explain_score=request.explain),
-            )
-        except Exception as exc:
-            raise StoreError(f"original search failed: {exc}") from exc
+        result = _hybrid(
+            self.store.originals,
+            request,
+            vector,
+            searched="original",
+            query_properties=["content", "headers", "identifiers"],
+            return_properties=_ORIGINAL_PROPERTIES,
+        )
         hits: list[Hit] = []
         for obj in result.objects:
             distance = (
@@ -267,6 +253,35 @@ class Searcher:
                 )
             )
         return hits
+
+
+def _hybrid(
+    collection: Any,
+    request: SearchRequest,
+    vector: list[float],
+    *,
+    searched: str,
+    query_properties: list[str],
+    return_properties: list[str],
+    return_references: QueryReference | None = None,
+) -> Any:
+    """One hybrid query of a leg: 3 × k candidates (de-duplication and the gate drop some)."""
+    try:
+        return collection.query.hybrid(
+            _keyword_query(request.query),
+            vector=vector,
+            alpha=request.alpha,
+            fusion_type=_fusion(request),
+            query_properties=query_properties,
+            filters=_filters(request),
+            limit=request.k * 3,
+            include_vector=request.needs_distances,
+            return_properties=return_properties,
+            return_metadata=MetadataQuery(score=True, explain_score=request.explain),
+            return_references=return_references,
+        )
+    except Exception as exc:
+        raise StoreError(f"{searched} search failed: {exc}") from exc
 
 
 def _fuse(summary_hits: list[Hit], original_hits: list[Hit], request: SearchRequest) -> list[Hit]:

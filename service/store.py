@@ -445,12 +445,8 @@ class Store:
                 uuid=record.id,
                 vector=record.vector,
                 properties={
+                    **_shared_properties(record),
                     "content": record.content,
-                    "headers": record.headers,
-                    "identifiers": record.identifiers,
-                    "title": record.title,
-                    "source": record.source,
-                    "header_path": header_path(record.headers),
                     "chunk_index": record.chunk_index,
                     "content_hash": record.content_hash,
                     "content_type": record.content_type,
@@ -469,12 +465,8 @@ class Store:
                 uuid=record.id,
                 vector=record.vector,
                 properties={
+                    **_shared_properties(record),
                     "summary": record.summary,
-                    "headers": record.headers,
-                    "identifiers": record.identifiers,
-                    "title": record.title,
-                    "source": record.source,
-                    "header_path": header_path(record.headers),
                     "original_id": record.original_id,
                     "content_hash": record.content_hash,
                     "model": record.model,
@@ -587,3 +579,14 @@ def _filter_only(name: str) -> Property:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _shared_properties(record: OriginalRecord | SummaryRecord) -> dict[str, Any]:
+    """The properties an original and its summary both carry, for filters and BM25."""
+    return {
+        "headers": record.headers,
+        "identifiers": record.identifiers,
+        "title": record.title,
+        "source": record.source,
+        "header_path": header_path(record.headers),
+    }
