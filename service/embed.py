@@ -62,28 +62,35 @@ class Embedder:
         """
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
-            batch = list(texts[start : start + self._batch_size])
-            try:
-                vectors.extend(
-                    self._call(functools.partial(self._embeddings.embed_documents, batch))
-                )
-            except ModelError as exc:
-                if not _too_long(exc):
-                    raise
-                vectors.extend(self._embed_truncated(text) for text in batch)
+            vectors.extend(self._embed_batch(list(texts[start : start + self._batch_size])))
         return vectors
 
-    def _embed_truncated(self, text: str) -> list[float]:
+    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        # A batch with a text over the model's context is refused whole: halve it until
+        # the refused texts are alone, so the others still go in batches.
+        try:
+            return self._call(functools.partial(self._embeddings.embed_documents, batch))
+        except ModelError as exc:
+            if not _too_long(exc):
+                raise
+        if len(batch) == 1:
+            return [self._embed_shortened(batch[0])]
+        middle = len(batch) // 2
+        return self._embed_batch(batch[:middle]) + self._embed_batch(batch[middle:])
+
+    def _embed_shortened(self, text: str) -> list[float]:
         # Ollama truncates over-long inputs itself, but for some tokenizers its
         # truncated text re-tokenizes longer than the context and is refused; cut on
-        # our side until it fits.
+        # our side (keeping the beginning) until it fits.
         for _ in range(12):
+            if len(text) < 64:
+                break
+            text = text[: len(text) * 3 // 4]
             try:
                 return self._call(functools.partial(self._embeddings.embed_documents, [text]))[0]
             except ModelError as exc:
-                if not _too_long(exc) or len(text) < 64:
+                if not _too_long(exc):
                     raise
-                text = text[: len(text) * 3 // 4]
         raise ModelError(f"embedding model {self.model!r} refused a text even when shortened")
 
     def embed_query(self, text: str) -> list[float]:
