@@ -12,7 +12,7 @@ after the imports and setup, before the work. Cases:
   through `loaders.load` and `splitters.chunk_documents`, chunks counted and dropped —
   for N in `--pages`; then the largest of those pages alone, and, for contrast, all N
   pages held in lists (`list(load(...))`, `list(chunk_documents(...))`).
-* `search`: 32 threads, 200 `Synopsis.search` calls in the default (fused) mode, over
+* `search`: 32 threads, 200 `Synopsis.search` calls in the default mode (originals), over
   the index of `--prefix` (default: the default collections).
 
 The ingest's peak RSS is measured by `scripts/bench_ingest.py` in its own process and
@@ -211,7 +211,8 @@ def main() -> None:
             "|---:|---:|---:|---:|---:|\n"
             f"| {s['requests']} | {s['originals']} | {s['seconds']:.1f} | "
             f"{s['setup_mib']:.0f} | {s['peak_mib']:.0f} |\n\n"
-            f"Index: the `{args.prefix or '(default)'}` collections; fused mode, k = 5, "
+            f"Index: the `{args.prefix or '(default)'}` collections; default mode "
+            "(originals), k = 5, "
             "10 distinct queries (so most embeddings come from the cache).\n\n"
         )
     command = (
