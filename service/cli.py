@@ -321,8 +321,8 @@ def search(
         path = " > ".join(hit.headers)
         click.echo(f"{rank}. {path}  [{hit.leg} {hit.score:.3f}]")
         click.echo(f"   {hit.source}")
-        if hit.summary:
-            click.echo(f"   summary: {hit.summary}")
+        if hit.summary:  # on one line: a summary's own "1." must not look like a rank
+            click.echo(f"   summary: {' '.join(hit.summary.split())}")
         if explain:
             click.echo(f"   distance: {hit.distance}, scores: {hit.scores}")
         preview = " ".join(hit.content.split())[:240]
