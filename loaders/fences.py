@@ -1,15 +1,15 @@
-"""Markdown code fences: writing one around exact text, and finding them in a document."""
+"""Markdown code fences for loaders: writing one around exact text, and the first H1
+outside code (fences are found by `splitters.fences`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-__all__ = ["fence_block", "first_h1", "iter_fenced"]
+from splitters.fences import iter_code_blocks
+
+__all__ = ["fence_block", "first_h1"]
 
 _BACKTICK_RUNS = re.compile(r"`+")
-# CommonMark: up to 3 spaces of indentation, then 3+ backticks or tildes.
-_OPENING = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX_H1 = re.compile(r"^ {0,3}#(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 
 
@@ -25,43 +25,15 @@ def fence_block(code: str, language: str = "") -> str:
     return f"{fence}{language}\n{body}{fence}"
 
 
-def iter_fenced(markdown: str) -> Iterator[tuple[bool, str]]:
-    """Split `markdown` into consecutive (is_code, text) pieces that join back to it.
-
-    A code piece runs from its opening fence line to its closing fence line inclusive;
-    a fence is closed only by the same character repeated at least as often with
-    nothing after it, and an unclosed fence runs to the end of the document.
-    """
-    lines = markdown.splitlines(keepends=True)
-    prose: list[str] = []
-    index = 0
-    while index < len(lines):
-        match = _OPENING.match(lines[index].rstrip("\r\n"))
-        if match is None or (match.group(2)[0] == "`" and "`" in match.group(3)):
-            prose.append(lines[index])
-            index += 1
-            continue
-        if prose:
-            yield False, "".join(prose)
-            prose = []
-        char, size = match.group(2)[0], len(match.group(2))
-        closing = re.compile(rf"^ {{0,3}}{re.escape(char)}{{{size},}}[ \t]*$")
-        end = index + 1
-        while end < len(lines) and not closing.match(lines[end].rstrip("\r\n")):
-            end += 1
-        yield True, "".join(lines[index : end + 1])
-        index = end + 1
-    if prose:
-        yield False, "".join(prose)
-
-
 def first_h1(markdown: str) -> str | None:
     """Text of the first ATX level-1 header outside code, or None."""
-    for is_code, piece in iter_fenced(markdown):
-        if is_code:
-            continue
-        for line in piece.splitlines():
-            match = _ATX_H1.match(line)
-            if match and match.group(1):
-                return match.group(1).strip()
+    blocks = list(iter_code_blocks(markdown))
+    offset = 0
+    for line in markdown.split("\n"):
+        start, offset = offset, offset + len(line) + 1
+        if any(block.start <= start <= block.end for block in blocks):
+            continue  # a "# comment" inside code is not a header
+        match = _ATX_H1.match(line.rstrip("\r"))
+        if match and match.group(1):
+            return match.group(1).strip()
     return None

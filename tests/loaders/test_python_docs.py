@@ -11,8 +11,8 @@ from bs4 import BeautifulSoup
 
 from loaders import load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, content_hash
-from loaders.fences import iter_fenced
 from service.errors import LoaderError
+from splitters.fences import iter_code_blocks
 
 CORPUS = Path("/usr/share/doc/python3.11/html")
 PAGES = 530
@@ -40,11 +40,11 @@ _FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*)^\1[ \t]*\n?\Z", re.DOTALL | re.
 
 def _fenced_contents(markdown: str) -> list[str]:
     contents = []
-    for is_code, piece in iter_fenced(markdown):
-        if is_code:
-            match = _FENCE.match(piece)
-            assert match is not None, piece
-            contents.append(match.group(2))
+    for block in iter_code_blocks(markdown):
+        piece = markdown[block.start : block.end]
+        match = _FENCE.match(piece)
+        assert match is not None, piece
+        contents.append(match.group(2))
     return contents
 
 
