@@ -166,6 +166,9 @@ class ModeMetrics:
     gate_empties_in_scope: float | None = None  # share emptied by the gate (want 0)
     terms_refuse_out_of_scope: float = 0.0  # share ask refuses by missing terms (want 1)
     terms_refuse_in_scope: float = 0.0  # share ask refuses by missing terms (want 0)
+    # With the gate pass: the gate empties the list, or a name is missing (ask's checks).
+    ask_refuses_out_of_scope: float | None = None
+    ask_refuses_in_scope: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -391,6 +394,8 @@ def evaluate(
             gate_out = [bool(r.gate_empty) for r in run_results if not r.in_scope]
             refused_in = [bool(r.missing_terms) for r in run_results if r.in_scope]
             refused_out = [bool(r.missing_terms) for r in run_results if not r.in_scope]
+            ask_in = [bool(r.gate_empty or r.missing_terms) for r in run_results if r.in_scope]
+            ask_out = [bool(r.gate_empty or r.missing_terms) for r in run_results if not r.in_scope]
             metrics.append(
                 ModeMetrics(
                     run=run.name,
@@ -403,6 +408,8 @@ def evaluate(
                     gate_empties_in_scope=_share(gate_in) if gated is not None else None,
                     terms_refuse_out_of_scope=_share(refused_out),
                     terms_refuse_in_scope=_share(refused_in),
+                    ask_refuses_out_of_scope=_share(ask_out) if gated is not None else None,
+                    ask_refuses_in_scope=_share(ask_in) if gated is not None else None,
                 )
             )
             for distance in sweep:
@@ -611,6 +618,23 @@ def render_document(report: EvaluationReport) -> str:
         "![Recall and MRR per mode](eval.png)",
         "",
     ]
+    if report.max_distance:
+        lines += [
+            "## What `ask` would do",
+            "",
+            f'`ask` refuses ("I don\'t know", no model call) when the gate at '
+            f"{report.max_distance:g} leaves no hit or the question names something none of "
+            f"the first {report.answer_k} hits mentions. Per mode, over the same questions:",
+            "",
+            "| mode | out-of-scope refused (want all) | in-scope refused (want none) |",
+            "|---|---:|---:|",
+            *(
+                f"| {m.run} | {_fraction(m.ask_refuses_out_of_scope, m.out_of_scope)} "
+                f"| {_fraction(m.ask_refuses_in_scope, m.in_scope)} |"
+                for m in report.metrics
+            ),
+            "",
+        ]
     if report.sweep:
         lines += [
             "## Relevance gate sweep",

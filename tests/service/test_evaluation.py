@@ -186,6 +186,7 @@ def test_evaluate_scores_each_run_and_the_gate_exactly() -> None:
     # Gate 0.5: "out" has only FAR (0.70) → emptied; in-scope lists keep a hit.
     assert originals.gate_rejects_out_of_scope == 1.0
     assert originals.gate_empties_in_scope == 0.0
+    assert (originals.ask_refuses_out_of_scope, originals.ask_refuses_in_scope) == (1.0, 0.0)
     assert (originals.in_scope, originals.out_of_scope) == (2, 1)
 
     ranks = {(r.run, r.query): r.rank for r in report.results}
@@ -371,6 +372,7 @@ def small_report(**changes: object) -> EvaluationReport:
             recall={1: 0.75, 5: 1.0, 10: 1.0}, mrr=0.8125,
             gate_rejects_out_of_scope=1.0, gate_empties_in_scope=0.25,
             terms_refuse_out_of_scope=1.0, terms_refuse_in_scope=0.0,
+            ask_refuses_out_of_scope=1.0, ask_refuses_in_scope=0.25,
         ),
     ]  # fmt: skip
     report = EvaluationReport(
@@ -435,6 +437,8 @@ def test_write_report_writes_the_page_the_chart_and_the_raw_results(tmp_path: Pa
         "a larger chat or embedding model may change the result",
         "held-out questions",
         "(eval.json)",
+        "the gate at 0.6 leaves no hit or the question names something none of the first 5",
+        "| fused | 1.00 (2/2) | 0.25 (1/4) |",
     ):
         assert needle in page
     assert (tmp_path / "docs" / "eval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
