@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_ollama import ChatOllama
 
 from service.connections import close_ollama_clients
 from service.errors import ModelError
 from service.identifiers import extract_identifiers
 from service.search import Hit
+from service.settings import Settings
 
-__all__ = ["DONT_KNOW", "Answer", "Answerer", "missing_terms", "named_terms"]
+__all__ = ["DONT_KNOW", "Answer", "Answerer", "answer_model", "missing_terms", "named_terms"]
 
 DONT_KNOW = "I don't know based on the provided context."
 
@@ -35,6 +37,21 @@ _SYSTEM = (
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.\-]*")
 _SENTENCE_END = re.compile(r"[.?!:;]\s*$")
 _PRONOUNS = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
+
+
+def answer_model(settings: Settings) -> ChatOllama:
+    """The configured chat model set up for answers: deterministic, up to
+    `answer_max_tokens`, stopped only by the chat template's end tokens."""
+    return ChatOllama(
+        model=settings.chat_model,
+        base_url=settings.resolved_ollama_url,
+        temperature=0.0,
+        num_predict=settings.answer_max_tokens,
+        repeat_penalty=1.15,
+        num_ctx=4096,
+        stop=["<|im_end|>", "<|im_start|>"],
+        keep_alive=1800,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

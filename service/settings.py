@@ -89,6 +89,7 @@ class Settings:
     # all-minilm-l6-v2 on the Python tutorial (docs/eval.md); re-measure with
     # `synopsis eval --sweep` for another embedding model.
     answer_max_vector_distance: float = 0.75
+    answer_max_tokens: int = 300  # num_predict of an answer
     # `ask` answers "I don't know" without an LLM call when the question names something
     # (a proper noun such as "Go", an acronym, a code identifier) that none of the
     # retrieved passages mention (service/answer.py, `missing_terms`).

@@ -15,7 +15,7 @@ from types import TracebackType
 import weaviate
 
 from loaders import LoadOptions
-from service.answer import Answer, Answerer
+from service.answer import Answer, Answerer, answer_model
 from service.captions import load_options
 from service.connections import connect_weaviate, ensure_stack
 from service.embed import Embedder, ollama_embeddings
@@ -48,7 +48,7 @@ class Synopsis:
         self.summarizer = summarizer
         self.searcher = Searcher(self.store, embedder)
         self.answerer = Answerer(
-            chat_model(settings),
+            answer_model(settings),
             model_name=settings.chat_model,
             term_check=settings.answer_term_check,
         )
