@@ -31,7 +31,9 @@ import dataclasses
 import datetime as dt
 import os
 import re
+import shlex
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -312,7 +314,7 @@ def main() -> None:
     )
     section = (
         "## Ingestion cost\n\n"
-        f"```sh\n{COMMAND}\n```\n\n{facts}\n\n"
+        f"```sh\n{' '.join([COMMAND, *map(shlex.quote, sys.argv[1:])])}\n```\n\n{facts}\n\n"
         f"### First ingest\n\n{stage_table(first)}\n\n{results}\n\n"
         f"### Re-ingest of the unchanged sources\n\n{stage_table(second)}\n\n"
         f"{tutorial_figures(args.tutorial_log)}\n"
