@@ -150,9 +150,11 @@ class Searcher:
         if request.mode == "summaries":
             return self._summary_leg(request, vector)[: request.k]
         if request.mode == "originals":
-            return self._attach_summaries(self._original_leg(request, vector)[: request.k])
+            # Alone and ungated, the chunks' leg needs no spare candidates.
+            limit = request.k * 3 if request.max_vector_distance else request.k
+            return self._attach_summaries(self._original_leg(request, vector, limit)[: request.k])
         summaries = self._pool.submit(self._summary_leg, request, vector)
-        originals = self._original_leg(request, vector)
+        originals = self._original_leg(request, vector, request.k * 3)
         summary_hits = summaries.result()
         if request.mode == "both":
             return summary_hits[: request.k] + originals[: request.k]
@@ -188,6 +190,7 @@ class Searcher:
             request,
             vector,
             searched="summary",
+            limit=request.k * 3,  # spare candidates: the gate and de-duplication drop some
             query_properties=["summary", "headers", "identifiers"],
             return_properties=["summary"],
             return_references=QueryReference(
@@ -224,12 +227,13 @@ class Searcher:
             )
         return hits
 
-    def _original_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
+    def _original_leg(self, request: SearchRequest, vector: list[float], limit: int) -> list[Hit]:
         result = _hybrid(
             self.store.originals,
             request,
             vector,
             searched="original",
+            limit=limit,
             query_properties=["content", "headers", "identifiers"],
             return_properties=_ORIGINAL_PROPERTIES,
         )
@@ -261,11 +265,12 @@ def _hybrid(
     vector: list[float],
     *,
     searched: str,
+    limit: int,
     query_properties: list[str],
     return_properties: list[str],
     return_references: QueryReference | None = None,
 ) -> Any:
-    """One hybrid query of a leg: 3 × k candidates (de-duplication and the gate drop some)."""
+    """One hybrid query of a leg, `limit` candidates."""
     try:
         return collection.query.hybrid(
             _keyword_query(request.query),
@@ -274,7 +279,7 @@ def _hybrid(
             fusion_type=_fusion(request),
             query_properties=query_properties,
             filters=_filters(request),
-            limit=request.k * 3,
+            limit=limit,
             include_vector=request.needs_distances,
             return_properties=return_properties,
             return_metadata=MetadataQuery(score=True, explain_score=request.explain),
