@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, QueryReference
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery
 from weaviate.collections.classes.filters import _Filters
 
 from service.embed import Embedder
@@ -185,6 +185,9 @@ class Searcher:
         ]
 
     def _summary_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
+        # The originals are fetched by id in a second query rather than through the
+        # `originalDocument` cross-reference: measured faster on the tutorial index
+        # (docs/benchmarks.md, "Reference resolution"). The reference stays in the schema.
         result = _hybrid(
             self.store.summaries,
             request,
@@ -192,20 +195,13 @@ class Searcher:
             searched="summary",
             limit=request.k * 3,  # spare candidates: the gate and de-duplication drop some
             query_properties=["summary", "headers", "identifiers"],
-            return_properties=["summary"],
-            return_references=QueryReference(
-                link_on="originalDocument", return_properties=_ORIGINAL_PROPERTIES
-            ),
+            return_properties=["summary", "original_id"],
         )
-        hits: list[Hit] = []
+        matched: list[tuple[str, Any, float | None]] = []  # (original id, summary, distance)
         seen: set[str] = set()
         for obj in result.objects:
-            reference = obj.references.get("originalDocument") if obj.references else None
-            if reference is None or not reference.objects:
-                continue  # a summary whose original is gone is never returned
-            original = reference.objects[0]
-            original_id = str(original.uuid)
-            if original_id in seen:
+            original_id = str(obj.properties.get("original_id") or "")
+            if not original_id or original_id in seen:
                 continue
             distance = (
                 _distance(vector, obj.vector.get("default")) if request.needs_distances else None
@@ -213,11 +209,17 @@ class Searcher:
             if _gated(request, distance):
                 continue
             seen.add(original_id)
+            matched.append((original_id, obj, distance))
+        originals = self._originals_by_id([original_id for original_id, _, _ in matched])
+        hits: list[Hit] = []
+        for original_id, obj, distance in matched:
+            if original_id not in originals:
+                continue  # a summary whose original is gone is never returned
             score = float(obj.metadata.score or 0.0)
             hits.append(
                 _hit(
                     original_id,
-                    original.properties,
+                    originals[original_id],
                     summary=str(obj.properties.get("summary") or ""),
                     score=score,
                     leg="summaries",
@@ -226,6 +228,20 @@ class Searcher:
                 )
             )
         return hits
+
+    def _originals_by_id(self, ids: list[str]) -> dict[str, Any]:
+        """The properties of the originals with these ids (missing ones are absent)."""
+        if not ids:
+            return {}
+        try:
+            result = self.store.originals.query.fetch_objects(
+                filters=Filter.by_id().contains_any(ids),
+                limit=len(ids),
+                return_properties=_ORIGINAL_PROPERTIES,
+            )
+        except Exception as exc:
+            raise StoreError(f"reading the originals of the hits failed: {exc}") from exc
+        return {str(obj.uuid): obj.properties for obj in result.objects}
 
     def _original_leg(self, request: SearchRequest, vector: list[float], limit: int) -> list[Hit]:
         result = _hybrid(
@@ -268,7 +284,6 @@ def _hybrid(
     limit: int,
     query_properties: list[str],
     return_properties: list[str],
-    return_references: QueryReference | None = None,
 ) -> Any:
     """One hybrid query of a leg, `limit` candidates."""
     try:
@@ -283,7 +298,6 @@ def _hybrid(
             include_vector=request.needs_distances,
             return_properties=return_properties,
             return_metadata=MetadataQuery(score=True, explain_score=request.explain),
-            return_references=return_references,
         )
     except Exception as exc:
         raise StoreError(f"{searched} search failed: {exc}") from exc
