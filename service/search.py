@@ -2,7 +2,8 @@
 
 Modes:
 
-- `summaries`: hybrid over SummarizedDocuments, following `originalDocument` (the seed).
+- `summaries`: hybrid over SummarizedDocuments, then the originals they summarize (the seed;
+  fetched by `original_id`, which measured faster than resolving `originalDocument`).
 - `originals`: hybrid over the chunks themselves.
 - `both`: both lists, each hit labelled with its leg.
 - `fused`: reciprocal-rank fusion of the two legs, de-duplicated by original.
