@@ -48,7 +48,7 @@ def answer_model(settings: Settings) -> ChatOllama:
         temperature=0.0,
         num_predict=settings.answer_max_tokens,
         repeat_penalty=1.15,
-        num_ctx=4096,
+        num_ctx=settings.chat_context_tokens,
         stop=["<|im_end|>", "<|im_start|>"],
         keep_alive=1800,
     )

@@ -53,6 +53,10 @@ class Settings:
     collection_prefix: str = ""
 
     chat_model: str = "smollm2-135m-instruct"
+    # The chat model's context window, the same for summaries and answers: Ollama loads a
+    # model once per context size, so two sizes would make answers wait for a running
+    # ingest's summaries (or reload the model back and forth).
+    chat_context_tokens: int = 4096
     embedding_model: str = "all-minilm-l6-v2"
 
     # Chunking, summarizing and embedding.

@@ -95,7 +95,7 @@ def chat_model(settings: Settings) -> ChatOllama:
         temperature=0.0,
         num_predict=settings.summary_max_tokens,
         repeat_penalty=1.15,
-        num_ctx=2048,
+        num_ctx=settings.chat_context_tokens,
         stop=list(STOP_SEQUENCES),
         keep_alive=1800,
     )
