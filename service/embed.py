@@ -45,10 +45,12 @@ class Embedder:
         model: str,
         batch_size: int = 32,
         query_cache_size: int = 1024,
+        solo_chars: float = 1200,
     ) -> None:
         self._embeddings = embeddings
         self.model = model
         self._batch_size = batch_size
+        self._solo_chars = solo_chars
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_size = query_cache_size
         self._lock = threading.Lock()
@@ -60,10 +62,18 @@ class Embedder:
         A text longer than the model's context is embedded from its beginning (the
         header path comes first), as sentence-transformers does for such models.
         """
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            vectors.extend(self._embed_batch(list(texts[start : start + self._batch_size])))
-        return vectors
+        # Long texts go alone: one of them over the model's context makes Ollama refuse
+        # the whole batch, after computing it (seconds for a batch of 32).
+        alone = [index for index, text in enumerate(texts) if len(text) > self._solo_chars]
+        batched = [index for index in range(len(texts)) if len(texts[index]) <= self._solo_chars]
+        vectors: dict[int, list[float]] = {}
+        for start in range(0, len(batched), self._batch_size):
+            indexes = batched[start : start + self._batch_size]
+            found = self._embed_batch([texts[index] for index in indexes])
+            vectors.update(zip(indexes, found, strict=True))
+        for index in alone:
+            [vectors[index]] = self._embed_batch([texts[index]])
+        return [vectors[index] for index in range(len(texts))]
 
     def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         # A batch with a text over the model's context is refused whole: halve it until

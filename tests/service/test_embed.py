@@ -73,3 +73,11 @@ def test_queries_are_cached() -> None:
     embedder.embed_query("bb")
     embedder.embed_query("a")  # evicted by "bb": computed again
     assert model.batches == [["a"], ["bb"], ["a"]]
+
+
+def test_long_texts_are_sent_alone() -> None:
+    model = CharLimitEmbeddings(limit=10_000)
+    texts = ["a", "b" * 50, "c", "d" * 60]
+    vectors = Embedder(model, model="fake", solo_chars=40).embed_documents(texts)
+    assert vectors == [[1.0, 1.0], [50.0, 1.0], [1.0, 1.0], [60.0, 1.0]]
+    assert model.batches == [["a", "c"], ["b" * 50], ["d" * 60]]
