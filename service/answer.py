@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_ollama import ChatOllama
 
-from service.connections import close_ollama_clients
+from service.connections import close_ollama_clients, ollama_chat
 from service.errors import ModelError
 from service.identifiers import extract_identifiers
 from service.search import Hit
@@ -36,22 +36,14 @@ _SYSTEM = (
 # Node.js (a trailing full stop is sentence punctuation and is dropped).
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.\-]*")
 _SENTENCE_END = re.compile(r"[.?!:;]\s*$")
+_TEMPLATE_ENDS = ("<|im_end|>", "<|im_start|>")
 _PRONOUNS = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
 
 
 def answer_model(settings: Settings) -> ChatOllama:
     """The configured chat model set up for answers: deterministic, up to
     `answer_max_tokens`, stopped only by the chat template's end tokens."""
-    return ChatOllama(
-        model=settings.chat_model,
-        base_url=settings.resolved_ollama_url,
-        temperature=0.0,
-        num_predict=settings.answer_max_tokens,
-        repeat_penalty=1.15,
-        num_ctx=settings.chat_context_tokens,
-        stop=["<|im_end|>", "<|im_start|>"],
-        keep_alive=1800,
-    )
+    return ollama_chat(settings, max_tokens=settings.answer_max_tokens, stop=_TEMPLATE_ENDS)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import weaviate
+from langchain_ollama import ChatOllama
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 
 from service.errors import ConfigurationError, StackError
@@ -17,7 +18,13 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.progress import Progress, silent
 
-__all__ = ["close_ollama_clients", "connect_weaviate", "ensure_stack", "ollama_base_url"]
+__all__ = [
+    "close_ollama_clients",
+    "connect_weaviate",
+    "ensure_stack",
+    "ollama_base_url",
+    "ollama_chat",
+]
 
 
 def ensure_stack(settings: Settings, *, progress: Progress = silent) -> None:
@@ -74,6 +81,21 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         # The client's message spans lines; the CLI shows errors as one line.
         detail = " ".join(str(exc).split())
         raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc
+
+
+def ollama_chat(settings: Settings, *, max_tokens: int, stop: Sequence[str]) -> ChatOllama:
+    """The configured chat model behind Ollama: deterministic, at most `max_tokens` per
+    reply. Summaries and answers share one context size, so Ollama loads the model once."""
+    return ChatOllama(
+        model=settings.chat_model,
+        base_url=settings.resolved_ollama_url,
+        temperature=0.0,
+        num_predict=max_tokens,
+        repeat_penalty=1.15,
+        num_ctx=settings.chat_context_tokens,
+        stop=list(stop),
+        keep_alive=1800,
+    )
 
 
 def close_ollama_clients(model: object, loop: asyncio.AbstractEventLoop | None = None) -> None:

@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_ollama import ChatOllama
 
-from service.connections import close_ollama_clients
+from service.connections import close_ollama_clients, ollama_chat
 from service.errors import ModelError
 from service.settings import Settings
 from service.summary_quality import (
@@ -89,16 +89,7 @@ _PREAMBLE = re.compile(
 
 def chat_model(settings: Settings) -> ChatOllama:
     """The configured chat model behind Ollama, set up for short, deterministic summaries."""
-    return ChatOllama(
-        model=settings.chat_model,
-        base_url=settings.resolved_ollama_url,
-        temperature=0.0,
-        num_predict=settings.summary_max_tokens,
-        repeat_penalty=1.15,
-        num_ctx=settings.chat_context_tokens,
-        stop=list(STOP_SEQUENCES),
-        keep_alive=1800,
-    )
+    return ollama_chat(settings, max_tokens=settings.summary_max_tokens, stop=STOP_SEQUENCES)
 
 
 def clean_for_prompt(markdown: str) -> str:
