@@ -165,7 +165,7 @@ class Floor:
         self.embeddings = ollama_embeddings(settings)
         self.vectors: dict[str, list[float]] = {}
 
-    def hybrid(self, query: str, vector: list[float]) -> Any:
+    def hybrid(self, query: str, vector: list[float], limit: int = K) -> Any:
         if self.over == "originals":
             shape: dict[str, Any] = {
                 "query_properties": ["content", "headers", "identifiers"],
@@ -184,7 +184,7 @@ class Floor:
             vector=vector,
             alpha=0.5,
             fusion_type=HybridFusion.RELATIVE_SCORE,
-            limit=K,
+            limit=limit,
             return_metadata=MetadataQuery(score=True),
             **shape,
         )
@@ -270,7 +270,7 @@ def bench_query_path(
                 )
         elapsed = time.perf_counter() - started
         load_after = load_text()
-        overhead = synopsis_overhead(warm)
+        overhead = synopsis_overhead(warm, settings)
         weaviate_version = str(warm.client.get_meta().get("version", "?"))
     finally:
         cold.searcher.close()
@@ -361,39 +361,14 @@ def bench_query_path(
     )
 
 
-def synopsis_overhead(synopsis: Synopsis) -> dict[str, float]:
+def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float]:
     """Median time of the Weaviate calls behind one search, each alone (vector given)."""
     store = synopsis.store
     vector = synopsis.embedder.embed_query(QUERIES[0])
     chunk_hits = synopsis.search(SearchRequest(query=QUERIES[0], k=K, mode="originals"))
     ids = [hit.id for hit in chunk_hits]
-
-    def summary_leg(limit: int) -> None:
-        store.summaries.query.hybrid(
-            QUERIES[0],
-            vector=vector,
-            alpha=0.5,
-            fusion_type=HybridFusion.RELATIVE_SCORE,
-            query_properties=["summary", "headers", "identifiers"],
-            limit=limit,
-            return_properties=["summary"],
-            return_metadata=MetadataQuery(score=True),
-            return_references=QueryReference(
-                link_on="originalDocument", return_properties=ORIGINAL_PROPERTIES
-            ),
-        )
-
-    def chunk_leg(limit: int) -> None:
-        store.originals.query.hybrid(
-            QUERIES[0],
-            vector=vector,
-            alpha=0.5,
-            fusion_type=HybridFusion.RELATIVE_SCORE,
-            query_properties=["content", "headers", "identifiers"],
-            limit=limit,
-            return_properties=ORIGINAL_PROPERTIES,
-            return_metadata=MetadataQuery(score=True),
-        )
+    summary_floor = Floor(synopsis, settings, over="summaries")
+    chunk_floor = Floor(synopsis, settings, over="originals")
 
     def attach_summaries() -> None:
         store.summaries.query.fetch_objects(
@@ -408,9 +383,13 @@ def synopsis_overhead(synopsis: Synopsis) -> dict[str, float]:
             embedding_model=synopsis.embedder.model
         ),
         "embedding, LRU hit": lambda: synopsis.embedder.embed_query(QUERIES[0]),
-        f"originals mode: hybrid over the chunks, limit {K}": lambda: chunk_leg(K),
+        f"originals mode: hybrid over the chunks, limit {K}": lambda: chunk_floor.hybrid(
+            QUERIES[0], vector
+        ),
         f"originals mode: summaries of the {K} hits (fetch_objects)": attach_summaries,
-        f"summaries mode: hybrid + refs, limit {3 * K}": lambda: summary_leg(3 * K),
+        f"summaries mode: hybrid + refs, limit {3 * K}": lambda: summary_floor.hybrid(
+            QUERIES[0], vector, 3 * K
+        ),
     }
     medians: dict[str, float] = {}
     for name, call in calls.items():

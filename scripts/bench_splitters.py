@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from bench_report import cpu_model
 from langchain_core.documents import Document
 from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 
@@ -126,16 +127,6 @@ def measure(
         unbalanced=sum(not fences_balanced(c.page_content) for c in chunks),
         not_intact=not_intact,
     )
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
