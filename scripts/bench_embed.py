@@ -30,8 +30,8 @@ from pathlib import Path
 from bench_report import cpu_model, load_text, write_section
 
 from loaders import load
-from service.embed import Embedder, ollama_embeddings
-from service.ingest import indexed_text
+from service.ingest.pipeline import indexed_text
+from service.models.embed import Embedder, ollama_embeddings
 from service.settings import Settings
 from splitters import chunk_documents
 

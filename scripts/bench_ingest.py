@@ -40,7 +40,7 @@ from pathlib import Path
 
 from bench_report import cpu_model, load_text, write_section
 
-from service.ingest import IngestEvent, IngestReport
+from service.ingest.pipeline import IngestEvent, IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 

@@ -118,7 +118,7 @@ def case_chunk(selected: list[str], *, held: bool) -> dict[str, object]:
 
 
 def case_search(prefix: str) -> dict[str, object]:
-    from service.search import SearchRequest
+    from service.query.search import SearchRequest
     from service.settings import Settings
     from service.synopsis import Synopsis
 

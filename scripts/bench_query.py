@@ -25,7 +25,7 @@ Two sections of docs/benchmarks.md are (re)written:
   - *Synopsis summaries*: `Synopsis.search(SearchRequest(mode="summaries"))`, in process;
   - *Synopsis fused*: the default mode (both legs, reciprocal-rank fusion).
 
-  Synopsis caches query embeddings (an LRU in `service.embed.Embedder`). *cold* runs
+  Synopsis caches query embeddings (an LRU in `service.models.embed.Embedder`). *cold* runs
   use an Embedder whose cache holds nothing, so every request embeds its query;
   *warm* runs use the normal Embedder after each of the 30 queries was asked once.
 
@@ -62,13 +62,13 @@ from langchain_core.documents import Document
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, QueryReference
 
 from loaders import load
-from service.embed import Embedder, ollama_embeddings
-from service.identifiers import extract_identifiers
-from service.identity import chunk_id, content_hash, summary_id
-from service.ingest import indexed_text
-from service.search import SearchRequest
+from service.index.identifiers import extract_identifiers
+from service.index.identity import chunk_id, content_hash, summary_id
+from service.index.store import OriginalRecord, SummaryRecord, header_path
+from service.ingest.pipeline import indexed_text
+from service.models.embed import Embedder, ollama_embeddings
+from service.query.search import SearchRequest
 from service.settings import Settings
-from service.store import OriginalRecord, SummaryRecord, header_path
 from service.synopsis import Synopsis
 from splitters import chunk_documents
 
@@ -346,7 +346,7 @@ def bench_query_path(
         "- *cold*: every request computes its query embedding (Synopsis with an Embedder\n"
         "  whose LRU holds nothing). This is the like-for-like comparison with the floor.\n"
         "- *warm*: Synopsis caches query embeddings (an LRU of 1,024 texts in\n"
-        "  `service.embed.Embedder`, safe because a text always has the same vector for\n"
+        "  `service.models.embed.Embedder`, safe because a text always has the same vector for\n"
         "  one model); a repeated query skips the model call. Its fair floor is the hybrid\n"
         "  query with the vector given.\n"
         "- The default mode, *originals*, is one hybrid query over the chunks plus one\n"

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from loaders import load
-from service.summarize import clean_for_prompt
+from service.ingest.summarize import clean_for_prompt
 from splitters import chunk_documents
 from splitters.encoding import count_tokens
 

@@ -20,7 +20,7 @@ and the share of in-scope questions it empties (bad).
 
 Rankings are scored without the gate, so the gate distance does not change them.
 
-And for `ask`'s named-term check (service/answer.py): with the first `answer_k` hits of
+And for `ask`'s named-term check (service/query/answer.py): with the first `answer_k` hits of
 each ranking as the passages, the share of out-of-scope questions that `ask` would answer
 "I don't know" because the question names something no passage mentions (good), and the
 share of in-scope questions it would refuse that way (bad).
@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from service.answer import missing_terms
 from service.errors import QuerySetError, SearchError
-from service.search import Hit, SearchRequest
+from service.query.answer import missing_terms
+from service.query.search import Hit, SearchRequest
 
 __all__ = [
     "BASELINES",

@@ -68,7 +68,7 @@ class Settings:
     # num_predict: the longest reply the model may write, kept below summary_max_words
     # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
     summary_max_tokens: int = 120
-    # The summary guard (service/summary_quality.py): a flagged summary is retried once with
+    # The summary guard (service/ingest/quality.py): a flagged summary is retried once with
     # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
     summary_guard: bool = True
     summary_min_words: int = 4  # fewer words: "empty"
@@ -77,7 +77,7 @@ class Settings:
     summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
     summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
     embedding_batch_size: int = 32
-    # An Ollama vision model that captions PDF images (service/captions.py); empty: off,
+    # An Ollama vision model that captions PDF images (service/models/captions.py); empty: off,
     # images are only counted. The local stack has none.
     vision_model: str = ""
 
@@ -96,7 +96,7 @@ class Settings:
     answer_max_tokens: int = 300  # num_predict of an answer
     # `ask` answers "I don't know" without an LLM call when the question names something
     # (a proper noun such as "Go", an acronym, a code identifier) that none of the
-    # retrieved passages mention (service/answer.py, `missing_terms`).
+    # retrieved passages mention (service/query/answer.py, `missing_terms`).
     answer_term_check: bool = True
 
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.

@@ -15,17 +15,17 @@ from types import TracebackType
 import weaviate
 
 from loaders import LoadOptions
-from service.answer import Answer, Answerer, answer_model
-from service.captions import load_options
 from service.connections import connect_weaviate, ensure_stack
-from service.embed import Embedder, ollama_embeddings
-from service.ingest import IngestEvent, Ingestor, IngestReport
-from service.search import Hit, Searcher, SearchRequest
+from service.index.store import SourceRecord, Store
+from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
+from service.ingest.quality import QualityThresholds
+from service.ingest.summarize import Summarizer, chat_model
+from service.models.captions import load_options
+from service.models.embed import Embedder, ollama_embeddings
+from service.query.answer import Answer, Answerer, answer_model
+from service.query.search import Hit, Searcher, SearchRequest
 from service.settings import Settings
 from service.stack.progress import Progress, silent
-from service.store import SourceRecord, Store
-from service.summarize import Summarizer, chat_model
-from service.summary_quality import QualityThresholds
 
 __all__ = ["Synopsis"]
 
@@ -114,7 +114,7 @@ class Synopsis:
         )
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """Hybrid search; see `service.search`."""
+        """Hybrid search; see `service.query.search`."""
         self._check_embedding()
         return self.searcher.search(request)
 

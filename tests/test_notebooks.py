@@ -11,8 +11,8 @@ import pytest
 from nbclient import NotebookClient
 
 from service.connections import connect_weaviate
+from service.index.store import Store
 from service.settings import Settings
-from service.store import Store
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 #: The collection prefix the notebooks use; dropped after each run even if a cell failed.

@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from weaviate.classes.query import QueryReference
 
 from loaders import load
-from service.cli import main
-from service.ingest import IngestReport
+from service.edges.cli import main
+from service.index.store import Store
+from service.ingest.pipeline import IngestReport
 from service.settings import Settings
-from service.store import Store
 from service.synopsis import Synopsis
 
 CONTROLFLOW = "/usr/share/doc/python3.11/html/tutorial/controlflow.html"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from service.cli import main
+from service.edges.cli import main
 from service.errors import SynopsisError
 from service.evaluation import (
     BASELINES,
@@ -35,7 +35,7 @@ from service.evaluation import (
     unique_hits,
     write_report,
 )
-from service.search import Hit, SearchRequest
+from service.query.search import Hit, SearchRequest
 from service.settings import Settings
 
 

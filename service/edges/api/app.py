@@ -1,0 +1,123 @@
+"""The app factory: `create_app(settings)` → a Litestar app over one `Synopsis`.
+
+The lifespan opens the `Synopsis` (unless one is injected, which the caller then owns)
+and an HTTP client for Ollama's health probe, keeps them on `app.state`, and closes
+what it opened. Errors are translated once, in `synopsis_error_handler`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import httpx
+from litestar import Litestar, Request, Response
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+
+from service.edges.api.controllers import (
+    AskController,
+    HealthController,
+    SearchController,
+    SourceController,
+    StatsController,
+    provide_ollama_http,
+    provide_synopsis,
+)
+from service.edges.api.schemas import ErrorBody
+from service.errors import (
+    EmbeddingMismatchError,
+    ModelError,
+    SearchError,
+    StackError,
+    StoreError,
+    SynopsisError,
+)
+from service.settings import Settings
+from service.synopsis import Synopsis
+
+__all__ = ["STATUS_CODES", "create_app", "status_code_for", "synopsis_error_handler"]
+
+#: The one error → status mapping, most specific class first.
+STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
+    (SearchError, 400),
+    (EmbeddingMismatchError, 409),
+    (StackError, 503),
+    (ModelError, 503),
+    (StoreError, 503),
+    (SynopsisError, 500),
+)
+
+_HEALTH_TIMEOUT = httpx.Timeout(5.0)
+
+
+def status_code_for(error: SynopsisError) -> int:
+    """The HTTP status of a Synopsis error."""
+    return next(code for kind, code in STATUS_CODES if isinstance(error, kind))
+
+
+def synopsis_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
+    """Every `SynopsisError` a handler raises, as a status code and a JSON body."""
+    assert isinstance(exc, SynopsisError)  # registered for SynopsisError only
+    code = status_code_for(exc)
+    return Response(
+        ErrorBody(status_code=code, error=type(exc).__name__, detail=str(exc)),
+        status_code=code,
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    synopsis: Synopsis | None = None,
+    ollama_http: httpx.AsyncClient | None = None,
+) -> Litestar:
+    """Build the API.
+
+    `settings` defaults to `Settings.from_env()`. An injected `synopsis` or `ollama_http`
+    (an `httpx.AsyncClient` whose base URL is Ollama's, used by `/health`) is used as is
+    and left open; otherwise the lifespan opens one at startup and closes it at shutdown.
+    """
+    resolved = settings or (synopsis.settings if synopsis else Settings.from_env())
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if synopsis is None:
+                opened = await asyncio.to_thread(Synopsis.open, resolved)
+                stack.callback(opened.close)
+                app.state.synopsis = opened
+            else:
+                app.state.synopsis = synopsis
+            if ollama_http is None:
+                app.state.ollama_http = await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        base_url=resolved.resolved_ollama_url, timeout=_HEALTH_TIMEOUT
+                    )
+                )
+            else:
+                app.state.ollama_http = ollama_http
+            yield
+
+    return Litestar(
+        route_handlers=[
+            HealthController,
+            SearchController,
+            AskController,
+            SourceController,
+            StatsController,
+        ],
+        dependencies={
+            "synopsis": Provide(provide_synopsis, sync_to_thread=False),
+            "ollama_http": Provide(provide_ollama_http, sync_to_thread=False),
+        },
+        exception_handlers={SynopsisError: synopsis_error_handler},
+        lifespan=[lifespan],
+        openapi_config=OpenAPIConfig(
+            title="Synopsis",
+            version="0.1.0",
+            description="Summary-to-original retrieval for technical documentation.",
+        ),
+    )

@@ -1,0 +1,180 @@
+"""One controller per resource: health, search, ask, sources, stats.
+
+Handlers receive the app's one `Synopsis` through the `synopsis` dependency. Blocking
+calls (Weaviate reads, the chat model) run in worker threads so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import httpx
+from litestar import Controller, Response, delete, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import JSONBody, QueryParameter, SkipValidation
+from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
+
+from service.edges.api.schemas import (
+    AskRequestBody,
+    AskResponse,
+    DeletedSource,
+    Health,
+    SearchHit,
+    SearchRequestBody,
+    SourceItem,
+)
+from service.synopsis import Synopsis
+
+__all__ = [
+    "AskController",
+    "HealthController",
+    "SearchController",
+    "SourceController",
+    "StatsController",
+    "provide_ollama_http",
+    "provide_synopsis",
+]
+
+
+# The app provides these itself; validating them per request would only reject test fakes.
+SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
+OllamaHttpDependency = NamedDependency[SkipValidation[httpx.AsyncClient]]
+
+
+def provide_synopsis(state: State) -> Synopsis:
+    """The `Synopsis` the lifespan opened (or the one injected into `create_app`)."""
+    synopsis: Synopsis = state.synopsis
+    return synopsis
+
+
+def provide_ollama_http(state: State) -> httpx.AsyncClient:
+    """The HTTP client, based at Ollama's URL, that `/health` probes Ollama with."""
+    client: httpx.AsyncClient = state.ollama_http
+    return client
+
+
+class HealthController(Controller):
+    """Whether the servers Synopsis depends on answer."""
+
+    path = "/health"
+    tags = ("health",)
+
+    @get(
+        operation_id="getHealth",
+        summary="Weaviate and Ollama reachability",
+        responses={
+            HTTP_503_SERVICE_UNAVAILABLE: ResponseSpec(
+                Health, description="Weaviate or Ollama does not answer"
+            )
+        },
+    )
+    async def health(
+        self,
+        synopsis: SynopsisDependency,
+        ollama_http: OllamaHttpDependency,
+    ) -> Response[Health]:
+        """200 when Weaviate is ready and Ollama answers, else 503 with what failed."""
+        weaviate, ollama = await asyncio.gather(
+            _weaviate_health(synopsis), _ollama_health(ollama_http)
+        )
+        ok = weaviate == ollama == "ok"
+        return Response(
+            Health(status="ok" if ok else "unavailable", weaviate=weaviate, ollama=ollama),
+            status_code=HTTP_200_OK if ok else HTTP_503_SERVICE_UNAVAILABLE,
+        )
+
+
+async def _weaviate_health(synopsis: Synopsis) -> str:
+    try:
+        ready = await asyncio.to_thread(synopsis.client.is_ready)
+    except Exception as exc:  # any failure to answer is "not reachable", reported as such
+        return f"unreachable: {exc}"
+    return "ok" if ready else "not ready"
+
+
+async def _ollama_health(http: httpx.AsyncClient) -> str:
+    try:
+        response = await http.get("/api/version")
+    except httpx.HTTPError as exc:
+        return f"unreachable: {exc.__class__.__name__}: {exc}"
+    return "ok" if response.is_success else f"HTTP {response.status_code}"
+
+
+class SearchController(Controller):
+    """Hybrid search over summaries that returns the original chunks."""
+
+    path = "/search"
+    tags = ("search",)
+
+    @post(operation_id="search", summary="Search the index", status_code=HTTP_200_OK)
+    async def search(
+        self, data: JSONBody[SearchRequestBody], synopsis: SynopsisDependency
+    ) -> list[SearchHit]:
+        """The originals that best match the query, best first."""
+        hits = await synopsis.asearch(data.to_request(synopsis.settings))
+        return [SearchHit.from_hit(hit) for hit in hits]
+
+
+class AskController(Controller):
+    """Grounded answers with citations."""
+
+    path = "/ask"
+    tags = ("ask",)
+
+    @post(
+        operation_id="ask",
+        summary="Answer a question from the indexed documents",
+        status_code=HTTP_200_OK,
+        sync_to_thread=True,
+    )
+    def ask(self, data: JSONBody[AskRequestBody], synopsis: SynopsisDependency) -> AskResponse:
+        """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`."""
+        answer = synopsis.ask(data.question, data.to_request(synopsis.settings))
+        return AskResponse.from_answer(answer)
+
+
+class SourceController(Controller):
+    """The indexed sources."""
+
+    path = "/sources"
+    tags = ("sources",)
+
+    @get(operation_id="listSources", summary="List indexed sources", sync_to_thread=True)
+    def list_sources(self, synopsis: SynopsisDependency) -> list[SourceItem]:
+        """Every indexed source with its chunk count, status and last ingest time."""
+        return [SourceItem.from_record(record) for record in synopsis.sources()]
+
+    @delete(
+        operation_id="deleteSource",
+        summary="Delete a source's originals and summaries",
+        status_code=HTTP_200_OK,
+        sync_to_thread=True,
+    )
+    def delete_source(
+        self,
+        synopsis: SynopsisDependency,
+        source: Annotated[
+            str, QueryParameter(min_length=1, description="The source, exactly as listed.")
+        ],
+    ) -> DeletedSource:
+        """Remove one source; 404 when it is not indexed."""
+        originals, summaries = synopsis.delete_source(source)
+        if originals == summaries == 0:
+            raise NotFoundException(detail=f"{source} is not indexed")
+        return DeletedSource(source=source, originals=originals, summaries=summaries)
+
+
+class StatsController(Controller):
+    """Index statistics."""
+
+    path = "/stats"
+    tags = ("stats",)
+
+    @get(operation_id="getStats", summary="Collection counts", sync_to_thread=True)
+    def stats(self, synopsis: SynopsisDependency) -> dict[str, Any]:
+        """Object counts per collection and the embedding model the index was built with."""
+        return dict(synopsis.stats())

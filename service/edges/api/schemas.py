@@ -1,0 +1,199 @@
+"""Request and response bodies of the HTTP API (msgspec Structs, so Litestar validates them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+import msgspec
+
+from service.index.store import SourceRecord
+from service.query.answer import Answer
+from service.query.search import Hit, SearchRequest
+from service.settings import Settings
+
+__all__ = [
+    "AskRequestBody",
+    "AskResponse",
+    "DeletedSource",
+    "ErrorBody",
+    "Health",
+    "SearchHit",
+    "SearchRequestBody",
+    "SourceItem",
+]
+
+Mode = Literal["summaries", "originals", "both", "fused"]
+Count = Annotated[int, msgspec.Meta(ge=1, le=100, description="Originals to return.")]
+Distance = Annotated[
+    float,
+    msgspec.Meta(
+        ge=0.0,
+        le=2.0,
+        description="Absolute relevance gate: drop hits whose matched object is farther than "
+        "this cosine distance from the query (0 = off). Hybrid scores are normalized per "
+        "query and cannot serve as such a gate.",
+    ),
+]
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+
+
+class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A search; fields left out take the server's settings (`SYNOPSIS_SEARCH_*`)."""
+
+    query: Text
+    k: Count | None = None
+    mode: Mode = "originals"
+    alpha: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
+    fusion: Literal["relative", "ranked"] = "relative"
+    source: str | None = None
+    source_prefix: str | None = None
+    header_prefix: str | None = None
+    title: str | None = None
+    max_vector_distance: Distance | None = None
+    explain: bool = False
+
+    def to_request(self, settings: Settings) -> SearchRequest:
+        """The core `SearchRequest`, with the settings' defaults filled in."""
+        return SearchRequest(
+            query=self.query,
+            k=self.k or settings.search_k,
+            mode=self.mode,
+            alpha=settings.search_alpha if self.alpha is None else self.alpha,
+            fusion=self.fusion,
+            source=self.source,
+            source_prefix=self.source_prefix,
+            header_prefix=self.header_prefix,
+            title=self.title,
+            max_vector_distance=_gate(self.max_vector_distance, settings),
+            explain=self.explain,
+        )
+
+
+class SearchHit(msgspec.Struct, kw_only=True):
+    """One original chunk, with the summary that matched it (null for the originals leg).
+
+    `score` ranks hits within one response only (hybrid scores are normalized per query;
+    in `fused` mode it is the reciprocal-rank score). `distance` is the absolute cosine
+    distance of the matched object to the query.
+    """
+
+    id: str
+    source: str
+    title: str
+    headers: list[str]
+    chunk_index: int
+    content: str
+    summary: str | None
+    score: float
+    leg: str
+    distance: float | None = None
+    scores: dict[str, float] = msgspec.field(default_factory=dict)
+
+    @classmethod
+    def from_hit(cls, hit: Hit) -> SearchHit:
+        """The response form of a core `Hit`."""
+        return cls(
+            id=hit.id,
+            source=hit.source,
+            title=hit.title,
+            headers=list(hit.headers),
+            chunk_index=hit.chunk_index,
+            content=hit.content,
+            summary=hit.summary,
+            score=hit.score,
+            leg=hit.leg,
+            distance=hit.distance,
+            scores=dict(hit.scores),
+        )
+
+
+class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A question answered from the indexed documents only."""
+
+    question: Text
+    k: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
+    max_vector_distance: Distance | None = None
+
+    def to_request(self, settings: Settings) -> SearchRequest:
+        """The search that retrieves the passages the answer may use."""
+        return SearchRequest(
+            query=self.question,
+            k=self.k or settings.search_k,
+            max_vector_distance=(
+                settings.answer_max_vector_distance
+                if self.max_vector_distance is None
+                else self.max_vector_distance
+            ),
+        )
+
+
+class AskResponse(msgspec.Struct, kw_only=True):
+    """The answer; `[n]` in it cites `citations[n - 1]`."""
+
+    answer: str
+    citations: list[SearchHit]
+    llm_called: bool
+    # What the question names that no retrieved passage mentions (then "I don't know").
+    missing_terms: list[str]
+
+    @classmethod
+    def from_answer(cls, answer: Answer) -> AskResponse:
+        """The response form of a core `Answer`."""
+        return cls(
+            answer=answer.text,
+            citations=[SearchHit.from_hit(hit) for hit in answer.citations],
+            llm_called=answer.llm_called,
+            missing_terms=list(answer.missing_terms),
+        )
+
+
+class SourceItem(msgspec.Struct, kw_only=True):
+    """One indexed source and its last ingest."""
+
+    source: str
+    title: str
+    chunks: int
+    status: str
+    content_hash: str
+    ingested_at: dt.datetime
+
+    @classmethod
+    def from_record(cls, record: SourceRecord) -> SourceItem:
+        """The response form of a `SourceRecord`."""
+        return cls(
+            source=record.source,
+            title=record.title,
+            chunks=record.chunks,
+            status=record.status,
+            content_hash=record.content_hash,
+            ingested_at=record.ingested_at,
+        )
+
+
+class DeletedSource(msgspec.Struct, kw_only=True):
+    """What `DELETE /sources` removed."""
+
+    source: str
+    originals: int
+    summaries: int
+
+
+class Health(msgspec.Struct, kw_only=True):
+    """Reachability of the servers Synopsis needs ("ok", or why not)."""
+
+    status: Literal["ok", "unavailable"]
+    weaviate: str
+    ollama: str
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    """The body of every error response the API maps from a Synopsis error."""
+
+    status_code: int
+    error: str
+    detail: str
+
+
+def _gate(value: float | None, settings: Settings) -> float:
+    return settings.max_vector_distance if value is None else value

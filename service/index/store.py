@@ -1,0 +1,592 @@
+"""Weaviate storage: the originals, their summaries (cross-referenced), and source records.
+
+Collections (names may carry `Settings.collection_prefix`):
+
+- `OriginalDocuments`: one object per chunk, vector = embedding of header path + text.
+- `SummarizedDocuments`: one object per (chunk, model, prompt version), vector = embedding
+  of header path + summary, reference `originalDocument` → its chunk.
+- `IngestedSources`: one object per source: content hash, status, chunk count, time.
+
+BM25 has to work on code: prose properties use `word` tokenization (so `range()` and
+`range` meet), and an `identifiers` property with `whitespace` tokenization keeps
+`os.path.join` and `__init__` whole. No stopword list: "for", "if", "in", "is" are
+Python keywords and must stay searchable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import weaviate
+from weaviate.classes.config import (
+    Configure,
+    DataType,
+    Property,
+    ReferenceProperty,
+    StopwordsPreset,
+    Tokenization,
+    VectorDistances,
+)
+from weaviate.classes.data import DataObject
+from weaviate.classes.query import Filter
+from weaviate.collections import Collection
+from weaviate.collections.classes.config import ReferencePropertyBase
+
+from service.errors import EmbeddingMismatchError, StoreError
+from service.index.identity import NAMESPACE
+
+__all__ = [
+    "OriginalRecord",
+    "SourceRecord",
+    "Store",
+    "SummaryRecord",
+]
+
+_FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
+
+
+@dataclass(frozen=True, kw_only=True)
+class OriginalRecord:
+    """One chunk as stored in OriginalDocuments."""
+
+    id: uuid.UUID
+    source: str
+    title: str
+    headers: list[str]
+    chunk_index: int
+    content: str
+    content_hash: str
+    content_type: str = ""
+    identifiers: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    vector: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryRecord:
+    """One summary as stored in SummarizedDocuments."""
+
+    id: uuid.UUID
+    original_id: uuid.UUID
+    source: str
+    title: str
+    headers: list[str]
+    summary: str
+    content_hash: str  # of the chunk it summarizes: the summary cache key
+    model: str
+    prompt_version: str
+    kind: str = "llm"  # "llm" or "extractive"
+    # What the summary guard flagged in the first attempt (comma-separated reasons): empty
+    # when it passed at once; with kind "llm" the stricter retry passed, with "extractive"
+    # it did not and the fallback was stored.
+    reason: str = ""
+    identifiers: list[str] = field(default_factory=list)
+    vector: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceRecord:
+    """The last ingest of one source."""
+
+    source: str
+    title: str
+    content_hash: str
+    settings_key: str  # what else decides the chunks and summaries (size, models, prompt)
+    status: str  # "ingesting" until every chunk and summary is written, then "complete"
+    chunks: int
+    ingested_at: dt.datetime
+
+
+def header_path(headers: Sequence[str]) -> str:
+    """The header hierarchy as one string, H1 first: `A > B > C`."""
+    return " > ".join(headers)
+
+
+class Store:
+    """Reads and writes Synopsis's collections through one Weaviate client."""
+
+    def __init__(self, client: weaviate.WeaviateClient, *, prefix: str = "") -> None:
+        self.client = client
+        self.originals_name = f"{prefix}OriginalDocuments"
+        self.summaries_name = f"{prefix}SummarizedDocuments"
+        self.sources_name = f"{prefix}IngestedSources"
+        # What the collections were built with: read once, as searches check it every time.
+        self._embedding_info: dict[str, object] | None = None
+
+    @property
+    def originals(self) -> Collection[Any, Any]:
+        return self.client.collections.use(self.originals_name)
+
+    @property
+    def summaries(self) -> Collection[Any, Any]:
+        return self.client.collections.use(self.summaries_name)
+
+    @property
+    def sources(self) -> Collection[Any, Any]:
+        return self.client.collections.use(self.sources_name)
+
+    # -- schema -------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when the collections have been created."""
+        if self._embedding_info is not None:
+            return True
+        return bool(self.client.collections.exists(self.originals_name))
+
+    def ensure_schema(self, *, embedding_model: str, dimension: int) -> None:
+        """Create the collections, or check they were built with the same embedding model."""
+        expected = {"embedding_model": embedding_model, "dimension": dimension}
+        if self.exists():
+            self.check_embedding(embedding_model=embedding_model, dimension=dimension)
+        else:
+            self._create_originals(json.dumps(expected))
+        if not self.client.collections.exists(self.summaries_name):
+            self._create_summaries(json.dumps(expected))
+        if not self.client.collections.exists(self.sources_name):
+            self.client.collections.create(
+                self.sources_name,
+                description="Synopsis: one record per ingested source",
+                vector_config=Configure.Vectors.self_provided(),
+                properties=[
+                    Property(
+                        name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
+                    ),
+                    Property(name="title", data_type=DataType.TEXT),
+                    Property(
+                        name="content_hash",
+                        data_type=DataType.TEXT,
+                        tokenization=Tokenization.FIELD,
+                    ),
+                    Property(
+                        name="settings_key",
+                        data_type=DataType.TEXT,
+                        tokenization=Tokenization.FIELD,
+                    ),
+                    Property(
+                        name="status", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
+                    ),
+                    Property(name="chunks", data_type=DataType.INT),
+                    Property(name="ingested_at", data_type=DataType.DATE),
+                ],
+            )
+
+    def embedding_info(self) -> dict[str, object] | None:
+        """The embedding model and dimension the collections were built with, if known."""
+        if self._embedding_info is not None:
+            return self._embedding_info
+        if not self.exists():
+            return None
+        description = self.originals.config.get().description or ""
+        try:
+            info = json.loads(description)
+        except json.JSONDecodeError:
+            return None
+        if isinstance(info, dict):
+            self._embedding_info = info
+            return info
+        return None
+
+    def check_embedding(self, *, embedding_model: str, dimension: int | None = None) -> None:
+        """Raise EmbeddingMismatchError unless the collections use this embedding model."""
+        info = self.embedding_info()
+        if info is None:
+            return
+        same_model = info.get("embedding_model") == embedding_model
+        same_dimension = dimension is None or info.get("dimension") == dimension
+        if not (same_model and same_dimension):
+            raise EmbeddingMismatchError(
+                f"collection {self.originals_name} was indexed with embedding model "
+                f"{info.get('embedding_model')!r} ({info.get('dimension')} dimensions), but "
+                f"{embedding_model!r} is configured. Re-index into new collections "
+                "(set SYNOPSIS_COLLECTION_PREFIX, then ingest again) or configure the "
+                "original embedding model."
+            )
+
+    def _create_originals(self, description: str) -> None:
+        self._create_vector_collection(
+            self.originals_name,
+            description,
+            properties=[
+                *_searchable_properties("content"),
+                Property(name="chunk_index", data_type=DataType.INT),
+                _filter_only("content_type"),
+                Property(name="page_start", data_type=DataType.INT),
+                Property(name="page_end", data_type=DataType.INT),
+            ],
+        )
+
+    def _create_summaries(self, description: str) -> None:
+        self._create_vector_collection(
+            self.summaries_name,
+            description,
+            properties=[
+                *_searchable_properties("summary"),
+                Property(name="original_id", data_type=DataType.UUID),
+                _filter_only("model"),
+                _filter_only("prompt_version"),
+                _filter_only("kind"),
+                _filter_only("reason"),
+            ],
+            references=[
+                ReferenceProperty(name="originalDocument", target_collection=self.originals_name)
+            ],
+        )
+
+    def _create_vector_collection(
+        self,
+        name: str,
+        description: str,
+        *,
+        properties: list[Property],
+        references: list[ReferencePropertyBase] | None = None,
+    ) -> None:
+        self.client.collections.create(
+            name,
+            description=description,
+            vector_config=Configure.Vectors.self_provided(
+                vector_index_config=Configure.VectorIndex.hnsw(
+                    distance_metric=VectorDistances.COSINE
+                )
+            ),
+            inverted_index_config=Configure.inverted_index(stopwords_preset=StopwordsPreset.NONE),
+            properties=properties,
+            references=references,
+        )
+
+    def drop(self) -> None:
+        """Delete all three collections (tests and explicit resets only)."""
+        self._embedding_info = None
+        for name in (self.summaries_name, self.originals_name, self.sources_name):
+            self.client.collections.delete(name)
+
+    # -- reads --------------------------------------------------------------------------
+
+    def existing_originals(self, source: str) -> dict[uuid.UUID, int]:
+        """Ids of the stored chunks of `source`, with their chunk index."""
+        found = self._fetch(self.originals, source, ["chunk_index"])
+        return {obj.uuid: _int(obj.properties.get("chunk_index")) for obj in found}
+
+    def existing_summaries(self, source: str) -> dict[uuid.UUID, uuid.UUID]:
+        """Ids of the stored summaries of `source`, with the id of the original each refers to."""
+        found = self._fetch(self.summaries, source, ["original_id"])
+        return {obj.uuid: uuid.UUID(str(obj.properties["original_id"])) for obj in found}
+
+    def cached_summaries(
+        self, hashes: Iterable[str], *, model: str, prompt_version: str
+    ) -> dict[str, SummaryRecord]:
+        """Summaries already written for chunks with these content hashes, by hash (any source)."""
+        wanted = sorted(set(hashes))
+        cached: dict[str, SummaryRecord] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            result = self.summaries.query.fetch_objects(
+                filters=(
+                    Filter.by_property("content_hash").contains_any(batch)
+                    & Filter.by_property("model").equal(model)
+                    & Filter.by_property("prompt_version").equal(prompt_version)
+                ),
+                limit=_FETCH_LIMIT,
+                return_properties=["summary", "content_hash", "kind", "reason"],
+            )
+            for obj in result.objects:
+                props = obj.properties
+                cached.setdefault(
+                    str(props["content_hash"]),
+                    SummaryRecord(
+                        id=obj.uuid,
+                        original_id=obj.uuid,
+                        source="",
+                        title="",
+                        headers=[],
+                        summary=str(props["summary"]),
+                        content_hash=str(props["content_hash"]),
+                        model=model,
+                        prompt_version=prompt_version,
+                        kind=str(props.get("kind") or "llm"),
+                        reason=str(props.get("reason") or ""),
+                    ),
+                )
+        return cached
+
+    def list_summaries(self, *, kind: str | None = None) -> list[SummaryRecord]:
+        """Every stored summary (of one kind if given), without vectors, by source and header."""
+        records = [
+            SummaryRecord(
+                id=obj.uuid,
+                original_id=uuid.UUID(str(obj.properties["original_id"])),
+                source=str(obj.properties["source"]),
+                title=str(obj.properties.get("title") or ""),
+                headers=[str(h) for h in obj.properties.get("headers") or []],
+                summary=str(obj.properties.get("summary") or ""),
+                content_hash=str(obj.properties.get("content_hash") or ""),
+                model=str(obj.properties.get("model") or ""),
+                prompt_version=str(obj.properties.get("prompt_version") or ""),
+                kind=str(obj.properties.get("kind") or "llm"),
+                reason=str(obj.properties.get("reason") or ""),
+                identifiers=[str(i) for i in obj.properties.get("identifiers") or []],
+            )
+            for obj in self.summaries.iterator()
+            if kind is None or (obj.properties.get("kind") or "llm") == kind
+        ]
+        return sorted(records, key=lambda record: (record.source, record.headers))
+
+    def originals_by_id(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, OriginalRecord]:
+        """The stored chunks with these ids (missing ones are left out), without vectors."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[uuid.UUID, OriginalRecord] = {}
+        for start in range(0, len(wanted), 500):
+            result = self.originals.query.fetch_objects(
+                filters=Filter.by_id().contains_any(wanted[start : start + 500]),
+                limit=_FETCH_LIMIT,
+            )
+            for obj in result.objects:
+                props = obj.properties
+                found[obj.uuid] = OriginalRecord(
+                    id=obj.uuid,
+                    source=str(props["source"]),
+                    title=str(props.get("title") or ""),
+                    headers=[str(h) for h in props.get("headers") or []],
+                    chunk_index=_int(props.get("chunk_index")),
+                    content=str(props.get("content") or ""),
+                    content_hash=str(props.get("content_hash") or ""),
+                    content_type=str(props.get("content_type") or ""),
+                    identifiers=[str(i) for i in props.get("identifiers") or []],
+                )
+        return found
+
+    def source_record(self, source: str) -> SourceRecord | None:
+        """The record of the last ingest of `source`, if any."""
+        obj = self.sources.query.fetch_object_by_id(_source_uuid(source))
+        if obj is None:
+            return None
+        props = obj.properties
+        return SourceRecord(
+            source=str(props["source"]),
+            title=str(props.get("title") or ""),
+            content_hash=str(props["content_hash"]),
+            settings_key=str(props.get("settings_key") or ""),
+            status=str(props["status"]),
+            chunks=_int(props.get("chunks")),
+            ingested_at=props["ingested_at"],
+        )
+
+    def list_sources(self) -> list[SourceRecord]:
+        """Every ingested source, sorted by name."""
+        records = [
+            SourceRecord(
+                source=str(obj.properties["source"]),
+                title=str(obj.properties.get("title") or ""),
+                content_hash=str(obj.properties["content_hash"]),
+                settings_key=str(obj.properties.get("settings_key") or ""),
+                status=str(obj.properties["status"]),
+                chunks=_int(obj.properties.get("chunks")),
+                ingested_at=obj.properties["ingested_at"],
+            )
+            for obj in self.sources.iterator()
+        ]
+        return sorted(records, key=lambda record: record.source)
+
+    def stats(self) -> dict[str, object]:
+        """Object counts per collection, summaries per kind and per guard reason.
+
+        `summaries_by_reason` counts "kind:reason" (e.g. "extractive:drift",
+        "llm:verbatim" = flagged, retried, retry accepted); a summary flagged for two
+        reasons counts under both.
+        """
+        kinds: dict[str, int] = {}
+        grouped = self.summaries.aggregate.over_all(group_by="kind", total_count=True)
+        for group in grouped.groups:
+            kinds[str(group.grouped_by.value)] = group.total_count or 0
+        reasons: dict[str, int] = {}
+        for kind in sorted(kinds):
+            by_reason = self.summaries.aggregate.over_all(
+                filters=Filter.by_property("kind").equal(kind),
+                group_by="reason",
+                total_count=True,
+            )
+            for group in by_reason.groups:
+                for reason in str(group.grouped_by.value or "").split(","):
+                    if reason:
+                        key = f"{kind}:{reason}"
+                        reasons[key] = reasons.get(key, 0) + (group.total_count or 0)
+        return {
+            "originals": self.originals.aggregate.over_all(total_count=True).total_count,
+            "summaries": self.summaries.aggregate.over_all(total_count=True).total_count,
+            "sources": self.sources.aggregate.over_all(total_count=True).total_count,
+            "summaries_by_kind": kinds,
+            "summaries_by_reason": dict(sorted(reasons.items())),
+            "embedding": self.embedding_info(),
+        }
+
+    def _fetch(
+        self, collection: Collection[Any, Any], source: str, properties: list[str]
+    ) -> list[Any]:
+        result = collection.query.fetch_objects(
+            filters=Filter.by_property("source").equal(source),
+            limit=_FETCH_LIMIT,
+            return_properties=properties,
+        )
+        if len(result.objects) >= _FETCH_LIMIT:
+            raise StoreError(f"{source} has more than {_FETCH_LIMIT} objects in {collection.name}")
+        return list(result.objects)
+
+    # -- writes -------------------------------------------------------------------------
+
+    def write_originals(self, records: Sequence[OriginalRecord]) -> int:
+        """Upsert chunks; every failed object is reported. Returns the number written."""
+        objects: list[DataObject[Any, Any]] = [
+            DataObject(
+                uuid=record.id,
+                vector=record.vector,
+                properties={
+                    **_shared_properties(record),
+                    "content": record.content,
+                    "chunk_index": record.chunk_index,
+                    "content_hash": record.content_hash,
+                    "content_type": record.content_type,
+                    "page_start": record.page_start,
+                    "page_end": record.page_end,
+                },
+            )
+            for record in records
+        ]
+        return self._insert(self.originals, objects)
+
+    def write_summaries(self, records: Sequence[SummaryRecord]) -> int:
+        """Upsert summaries with their reference to the original. Returns the number written."""
+        objects: list[DataObject[Any, Any]] = [
+            DataObject(
+                uuid=record.id,
+                vector=record.vector,
+                properties={
+                    **_shared_properties(record),
+                    "summary": record.summary,
+                    "original_id": record.original_id,
+                    "content_hash": record.content_hash,
+                    "model": record.model,
+                    "prompt_version": record.prompt_version,
+                    "kind": record.kind,
+                    "reason": record.reason,
+                },
+                references={"originalDocument": record.original_id},
+            )
+            for record in records
+        ]
+        return self._insert(self.summaries, objects)
+
+    def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None:
+        """Move unchanged chunks to their new positions (no re-embedding, no LLM)."""
+        for object_id, index in indexes.items():
+            self.originals.data.update(uuid=object_id, properties={"chunk_index": index})
+
+    def put_source_record(self, record: SourceRecord) -> None:
+        """Create or replace the record of `record.source`."""
+        properties: dict[str, Any] = {
+            "source": record.source,
+            "title": record.title,
+            "content_hash": record.content_hash,
+            "settings_key": record.settings_key,
+            "status": record.status,
+            "chunks": record.chunks,
+            "ingested_at": record.ingested_at,
+        }
+        object_id = _source_uuid(record.source)
+        if self.sources.data.exists(object_id):
+            self.sources.data.replace(uuid=object_id, properties=properties)
+        else:
+            self.sources.data.insert(uuid=object_id, properties=properties)
+
+    def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int:
+        return self._delete(self.summaries, ids)
+
+    def delete_originals(self, ids: Iterable[uuid.UUID]) -> int:
+        return self._delete(self.originals, ids)
+
+    def delete_source(self, source: str) -> tuple[int, int]:
+        """Remove a source's summaries, then its originals, then its record."""
+        summaries = self.delete_summaries(self.existing_summaries(source))
+        originals = self.delete_originals(self.existing_originals(source))
+        object_id = _source_uuid(source)
+        if self.sources.data.exists(object_id):
+            self.sources.data.delete_by_id(object_id)
+        return originals, summaries
+
+    def _insert(self, collection: Collection[Any, Any], objects: list[DataObject[Any, Any]]) -> int:
+        written = 0
+        for start in range(0, len(objects), 200):
+            batch = objects[start : start + 200]
+            result = collection.data.insert_many(batch)
+            if result.errors:
+                first = next(iter(result.errors.values()))
+                raise StoreError(
+                    f"{len(result.errors)} of {len(batch)} objects were rejected by "
+                    f"{collection.name}: {first.message}"
+                )
+            written += len(batch)
+        return written
+
+    def _delete(self, collection: Collection[Any, Any], ids: Iterable[uuid.UUID]) -> int:
+        wanted = list(ids)
+        deleted = 0
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            result = collection.data.delete_many(where=Filter.by_id().contains_any(batch))
+            if result.failed:
+                raise StoreError(f"{result.failed} deletions failed in {collection.name}")
+            deleted += result.successful
+        return deleted
+
+
+def _source_uuid(source: str) -> uuid.UUID:
+    return uuid.uuid5(NAMESPACE, f"source\n{source}")
+
+
+def now() -> dt.datetime:
+    """The current time, timezone-aware (Weaviate dates need a zone)."""
+    return dt.datetime.now(dt.UTC)
+
+
+def _searchable_properties(text_name: str) -> list[Property]:
+    """What originals and summaries share: the BM25 text, header path, identifiers, source."""
+    return [
+        Property(name=text_name, data_type=DataType.TEXT),
+        Property(name="headers", data_type=DataType.TEXT_ARRAY),
+        Property(
+            name="identifiers", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.WHITESPACE
+        ),
+        Property(name="title", data_type=DataType.TEXT),
+        Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+        _filter_only("header_path"),
+        _filter_only("content_hash"),
+    ]
+
+
+def _filter_only(name: str) -> Property:
+    """An exact-match text property that takes no part in BM25."""
+    return Property(
+        name=name,
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    )
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _shared_properties(record: OriginalRecord | SummaryRecord) -> dict[str, Any]:
+    """The properties an original and its summary both carry, for filters and BM25."""
+    return {
+        "headers": record.headers,
+        "identifiers": record.identifiers,
+        "title": record.title,
+        "source": record.source,
+        "header_path": header_path(record.headers),
+    }

@@ -1,0 +1,124 @@
+"""Regenerate stored summaries in place, without re-ingesting their sources.
+
+`synopsis resummarize --kind extractive` rewrites the fallbacks once a better model is
+configured; `--model M` uses another chat model. The originals are read from Weaviate,
+summarized again (under the guard, if the summarizer has one) and embedded; each new
+summary gets its deterministic id — uuid5(chunk id, model, prompt version) — and is
+written before the summary it replaces is deleted, so every original keeps exactly one
+summary, also when the run is interrupted between batches.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from service.index.identifiers import extract_identifiers
+from service.index.identity import summary_id
+from service.index.store import OriginalRecord, Store, SummaryRecord, header_path
+from service.ingest.pipeline import indexed_text
+from service.ingest.summarize import Summarizer, SummaryRequest
+from service.models.embed import Embedder
+
+__all__ = ["ResummarizeReport", "resummarize"]
+
+
+@dataclass(kw_only=True)
+class ResummarizeReport:
+    """What a resummarize run did."""
+
+    selected: int = 0  # stored summaries that matched the selection
+    written: int = 0  # new summaries written (an unchanged id is overwritten in place)
+    deleted: int = 0  # replaced summaries whose id changed (other model or prompt version)
+    orphans: int = 0  # selected summaries whose original is missing: left for ingest to repair
+    llm_calls: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)  # kinds of the new summaries
+    seconds: float = 0.0
+
+    def summary_line(self) -> str:
+        """One line for the end of `synopsis resummarize`."""
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(self.by_kind.items()))
+        return (
+            f"{self.selected} summaries selected: {self.written} written ({kinds or 'none'}), "
+            f"{self.deleted} replaced ones deleted, {self.orphans} without original skipped; "
+            f"{self.llm_calls} LLM calls; {self.seconds:.1f} s"
+        )
+
+
+def resummarize(
+    store: Store,
+    summarizer: Summarizer,
+    embedder: Embedder,
+    *,
+    kind: str | None = None,
+    batch_size: int = 16,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ResummarizeReport:
+    """Regenerate the stored summaries of `kind` (all when None) with `summarizer`."""
+    started = time.perf_counter()
+    report = ResummarizeReport()
+    selected = store.list_summaries(kind=kind)
+    report.selected = len(selected)
+    originals = store.originals_by_id(record.original_id for record in selected)
+    old_by_original: dict[uuid.UUID, list[SummaryRecord]] = {}
+    for record in selected:
+        if record.original_id in originals:
+            old_by_original.setdefault(record.original_id, []).append(record)
+        else:
+            report.orphans += 1
+    todo = [originals[original_id] for original_id in old_by_original]
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        calls_before = summarizer.calls
+        results = summarizer.summarize_many([_request(original) for original in batch])
+        report.llm_calls += summarizer.calls - calls_before
+        vectors = embedder.embed_documents(
+            [
+                indexed_text(original.headers, result.text)
+                for original, result in zip(batch, results, strict=True)
+            ]
+        )
+        records = [
+            SummaryRecord(
+                id=summary_id(original.id, summarizer.model_name, summarizer.prompt_version),
+                original_id=original.id,
+                source=original.source,
+                title=original.title,
+                headers=original.headers,
+                summary=result.text,
+                content_hash=original.content_hash,
+                model=summarizer.model_name,
+                prompt_version=summarizer.prompt_version,
+                kind=result.kind,
+                reason=result.reason,
+                identifiers=extract_identifiers(original.content),
+                vector=vector,
+            )
+            for original, result, vector in zip(batch, results, vectors, strict=True)
+        ]
+        report.written += store.write_summaries(records)
+        new_ids = {record.id for record in records}
+        replaced = [
+            old.id
+            for original in batch
+            for old in old_by_original[original.id]
+            if old.id not in new_ids
+        ]
+        report.deleted += store.delete_summaries(replaced)
+        for record in records:
+            report.by_kind[record.kind] = report.by_kind.get(record.kind, 0) + 1
+        if on_progress is not None:
+            on_progress(start + len(batch), len(todo))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _request(original: OriginalRecord) -> SummaryRequest:
+    return SummaryRequest(
+        headers=original.headers,
+        content=original.content,
+        label=f"{original.source} § {header_path(original.headers) or '(top)'} "
+        f"(chunk {original.chunk_index})",
+    )

@@ -1,0 +1,360 @@
+"""One summary per chunk, written by the chat model with the chunk's header hierarchy.
+
+The prompt sends a cleaned view of the chunk (link targets, images, HTML remnants and
+extra whitespace removed, code kept) after its header path, given once as
+"Topic: A › B"; the stored original is untouched. Calls run concurrently up to a
+bound, each with a timeout, retried with backoff on transient errors; a chunk that
+keeps failing raises a `ModelError` that names it.
+
+With a guard (`QualityThresholds`), every summary is validated
+(`service.ingest.quality`): a flagged one is retried once with a stricter prompt,
+and if that is flagged too an extractive summary is used. The result records which
+(`SummaryResult.kind`) and why (`SummaryResult.reason`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_ollama import ChatOllama
+
+from service.connections import close_ollama_clients, ollama_chat
+from service.errors import ModelError
+from service.ingest.quality import (
+    QualityThresholds,
+    chunk_identifiers,
+    extractive_summary,
+    validate_summary,
+)
+from service.settings import Settings
+
+__all__ = [
+    "PROMPT_VERSION",
+    "STOP_SEQUENCES",
+    "STRICT_SYSTEM_PROMPT",
+    "SYSTEM_PROMPT",
+    "Summarizer",
+    "SummaryRequest",
+    "SummaryResult",
+    "chat_model",
+    "clean_for_prompt",
+    "strip_preamble",
+]
+
+#: Bump when the prompt or the cleaning changes: summaries record it, and it is part of
+#: the summary id, so stale summaries are found and replaced.
+PROMPT_VERSION = "v2"
+
+SYSTEM_PROMPT = (
+    "You summarize one section of technical documentation for a search index. "
+    "Write one short paragraph (at most three sentences) that says what the section "
+    "explains and names the functions, statements, classes or options it covers. "
+    "Use the section title's words. No preamble, no list, no heading."
+)
+
+#: The retry prompt for a summary the guard flagged.
+STRICT_SYSTEM_PROMPT = (
+    "You summarize one section of technical documentation for a search index. "
+    "Write at most three sentences in your own words: never copy sentences from the "
+    "text, never repeat a sentence, and write no labels such as 'Topic:' or 'Section:'. "
+    "Say what the section explains and name the statements, functions or classes it is "
+    "about, exactly as the text spells them."
+)
+
+#: Generation stops at chat-template tokens, runs of blank lines, and a new label line
+#: (the model starting to write another "section"). The scaffolding detector catches a
+#: label at the very start.
+STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "\n\n\n", "\nTopic:", "\nSection:", "\nHeader ")
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<(https?://[^>]+)>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+_PERMALINK = re.compile(r"[¶]")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_SPACE_RUNS = re.compile(r"(?<=\S)(?:[ \t]{2,}|\t)")  # inside a line; indentation stays
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:sure[,!.]?\s*)?here(?:'s| is) (?:a |the )?(?:concise |short |brief )?"
+    r"summary[^:\n]*[:.]\s*|summary\s*:\s*|\*\*summary\*\*\s*:?\s*)",
+    re.IGNORECASE,
+)
+
+
+def chat_model(settings: Settings) -> ChatOllama:
+    """The configured chat model behind Ollama, set up for short, deterministic summaries."""
+    return ollama_chat(settings, max_tokens=settings.summary_max_tokens, stop=STOP_SEQUENCES)
+
+
+def clean_for_prompt(markdown: str) -> str:
+    """The chunk as the model should see it: links reduced to their text, code kept.
+
+    Outside fenced code: link and image targets, autolink brackets, HTML tags and
+    permalink marks are removed, runs of spaces and tabs become one space, trailing
+    spaces go, and runs of blank lines become one. Code blocks stay byte-exact.
+    """
+    parts = re.split(
+        r"(^ {0,3}(?:```|~~~).*?^ {0,3}(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S
+    )
+    cleaned = []
+    for index, part in enumerate(parts):
+        if index % 2 == 1:  # a fenced code block: keep as is
+            cleaned.append(part)
+            continue
+        text = _LINK.sub(lambda m: m.group(1), part)
+        text = _AUTOLINK.sub(lambda m: m.group(1), text)
+        text = _HTML_TAG.sub("", text)
+        text = _PERMALINK.sub("", text)
+        text = _TRAILING_SPACE.sub("", _SPACE_RUNS.sub(" ", text))
+        # Collapse blank runs in prose only: code (PEP 8's two blank lines) stays exact.
+        cleaned.append(_BLANK_RUNS.sub("\n\n", text))
+    return "".join(cleaned).strip()
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s|$)")
+
+
+def strip_preamble(text: str) -> str:
+    """Remove "Here is a summary…:"-style openings and surrounding whitespace."""
+    return _PREAMBLE.sub("", text.strip(), count=1).strip()
+
+
+def drop_unfinished_sentence(text: str) -> str:
+    """Cut a reply that the token limit stopped mid-sentence back to its last full sentence.
+
+    Kept whole when no full sentence would remain.
+    """
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]].rstrip() if ends else text
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryRequest:
+    """A chunk to summarize: its header path, its Markdown, and a label for errors."""
+
+    headers: Sequence[str]
+    content: str
+    label: str  # e.g. "tutorial/controlflow.html § 4.3. The range() Function"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryResult:
+    """A summary and its provenance.
+
+    `kind` is "llm" or "extractive" (the fallback). `reason` lists, comma-separated, what
+    the guard flagged in the first attempt: empty for a summary accepted at once; with
+    kind "llm" the stricter retry passed; with kind "extractive" it did not.
+    """
+
+    text: str
+    kind: str = "llm"
+    reason: str = ""
+
+
+class Summarizer:
+    """Writes summaries with a chat model: bounded concurrency, timeout, retries."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        model_name: str,
+        concurrency: int = 2,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        guard: QualityThresholds | None = None,
+    ) -> None:
+        self._model = model
+        self.guard = guard
+        self.model_name = model_name
+        self.prompt_version = PROMPT_VERSION
+        self._concurrency = concurrency
+        self._timeout = timeout
+        self._retries = retries
+        self._backoff = backoff
+        self.calls = 0
+        # What the guard did, for reports: flagged first attempts per reason, retries
+        # that passed, extractive fallbacks.
+        self.flagged: dict[str, int] = {}
+        self.retries_passed = 0
+        self.fallbacks = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._loop_lock = threading.Lock()
+
+    def summarize_many(
+        self,
+        requests: Sequence[SummaryRequest],
+        *,
+        on_done: Callable[[int, SummaryResult], None] | None = None,
+    ) -> list[SummaryResult]:
+        """Blocking `asummarize_many`, for synchronous callers such as the ingest pipeline.
+
+        It runs on one event loop that this summarizer keeps for its lifetime: the chat
+        model's async HTTP client is bound to the loop it first ran on, so a new loop
+        per call (`asyncio.run`) would break the second call.
+        """
+        future = asyncio.run_coroutine_threadsafe(
+            self.asummarize_many(requests, on_done=on_done), self._background_loop()
+        )
+        return future.result()
+
+    def close(self) -> None:
+        """Close the model's HTTP clients and the background event loop, if one was started."""
+        with self._loop_lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        close_ollama_clients(self._model, loop)
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        with self._loop_lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="synopsis-summarizer", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def messages(
+        self, request: SummaryRequest, *, strict: bool = False
+    ) -> list[SystemMessage | HumanMessage]:
+        """The prompt for one chunk: the header path once ("Topic: A › B"), then the chunk.
+
+        The strict variant (the guard's retry) has a sterner system prompt and names the
+        identifiers the summary should mention.
+        """
+        topic = " › ".join(request.headers) or "(untitled)"
+        body = clean_for_prompt(request.content)
+        if not strict:
+            return [
+                SystemMessage(content=SYSTEM_PROMPT),
+                HumanMessage(content=f"Topic: {topic}\n\n{body}"),
+            ]
+        names = chunk_identifiers(body, limit=6)
+        mention = f" Mention: {', '.join(names)}." if names else ""
+        return [
+            SystemMessage(content=STRICT_SYSTEM_PROMPT),
+            HumanMessage(
+                content=f"Topic: {topic}\n\n{body}\n\n"
+                f"In your own words, what does this text explain?{mention}"
+            ),
+        ]
+
+    async def asummarize_checked(self, request: SummaryRequest) -> SummaryResult:
+        """Summarize one chunk under the guard: validate, retry strictly once, fall back.
+
+        Without a guard this is `asummarize` with kind "llm".
+        """
+        if self.guard is None:
+            return SummaryResult(text=await self.asummarize(request))
+        view = clean_for_prompt(request.content)
+        text = await self.asummarize(request, accept_empty=True)
+        reasons = validate_summary(text, view, request.headers, self.guard)
+        if not reasons:
+            return SummaryResult(text=text)
+        for reason in reasons:
+            self.flagged[reason] = self.flagged.get(reason, 0) + 1
+        retry = await self.asummarize(request, strict=True, accept_empty=True)
+        again = validate_summary(retry, view, request.headers, self.guard)
+        if not again:
+            self.retries_passed += 1
+            return SummaryResult(text=retry, reason=",".join(reasons))
+        self.fallbacks += 1
+        return SummaryResult(
+            text=extractive_summary(view, request.headers),
+            kind="extractive",
+            reason=",".join(dict.fromkeys([*reasons, *again])),
+        )
+
+    async def asummarize(
+        self, request: SummaryRequest, *, strict: bool = False, accept_empty: bool = False
+    ) -> str:
+        """Summarize one chunk, retrying transient failures.
+
+        An empty reply counts as transient unless `accept_empty` (the guard judges it).
+        """
+        last_error: Exception | None = None
+        for attempt in range(self._retries + 1):
+            if attempt:
+                await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
+            try:
+                self.calls += 1
+                reply = await asyncio.wait_for(
+                    self._model.ainvoke(self.messages(request, strict=strict)),
+                    timeout=self._timeout,
+                )
+            except (TimeoutError, httpx.HTTPError, ConnectionError, OSError) as exc:
+                last_error = exc
+                continue
+            except Exception as exc:  # the ollama client's ResponseError, model not found …
+                if _is_transient(exc):
+                    last_error = exc
+                    continue
+                raise ModelError(
+                    f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
+                ) from exc
+            text = strip_preamble(str(reply.content))
+            if reply.response_metadata.get("done_reason") == "length":
+                text = drop_unfinished_sentence(text)
+            if text or accept_empty:
+                return text
+            last_error = ValueError("the model returned an empty summary")
+        raise ModelError(
+            f"summarizing {request.label} with {self.model_name!r} failed after "
+            f"{self._retries + 1} attempts: {_describe(last_error)}"
+        ) from last_error
+
+    async def asummarize_many(
+        self,
+        requests: Sequence[SummaryRequest],
+        *,
+        on_done: Callable[[int, SummaryResult], None] | None = None,
+    ) -> list[SummaryResult]:
+        """Summarize every request (at most `concurrency` at a time), results in order.
+
+        Each goes through `asummarize_checked`, so the guard applies when configured.
+        """
+        semaphore = asyncio.Semaphore(self._concurrency)
+        results: list[SummaryResult] = [SummaryResult(text="")] * len(requests)
+
+        async def one(index: int) -> None:
+            async with semaphore:
+                results[index] = await self.asummarize_checked(requests[index])
+            if on_done is not None:
+                on_done(index, results[index])
+
+        tasks = [asyncio.create_task(one(index)) for index in range(len(requests))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return results
+
+
+def _is_transient(exc: Exception) -> bool:
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status >= 500 or status == 429)
+
+
+def _describe(exc: Exception | None) -> str:
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,510 @@
+"""The HTTP API: error mapping and validation with a fake Synopsis; the real stack end to end."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+
+from service.edges.api import create_app
+from service.errors import (
+    BuildError,
+    ConfigurationError,
+    EmbeddingMismatchError,
+    LoaderError,
+    ModelError,
+    PortInUseError,
+    SearchError,
+    StackError,
+    StoreError,
+    SynopsisError,
+)
+from service.index.store import SourceRecord
+from service.query.answer import Answer
+from service.query.search import Hit, SearchRequest
+from service.settings import Settings
+from service.synopsis import Synopsis
+
+HIT = Hit(
+    id="00000000-0000-0000-0000-000000000001",
+    source="docs/tutorial.md",
+    title="Tutorial",
+    headers=["Tutorial", "Loops"],
+    chunk_index=2,
+    content="for i in range(3): ...",
+    summary="How to loop with range().",
+    score=0.9,
+    leg="summaries",
+    distance=0.25,
+    scores={"summaries": 0.9},
+)
+HIT_JSON = {
+    "id": "00000000-0000-0000-0000-000000000001",
+    "source": "docs/tutorial.md",
+    "title": "Tutorial",
+    "headers": ["Tutorial", "Loops"],
+    "chunk_index": 2,
+    "content": "for i in range(3): ...",
+    "summary": "How to loop with range().",
+    "score": 0.9,
+    "leg": "summaries",
+    "distance": 0.25,
+    "scores": {"summaries": 0.9},
+}
+RECORD = SourceRecord(
+    source="docs/tutorial.md",
+    title="Tutorial",
+    content_hash="abc",
+    settings_key="k",
+    status="complete",
+    chunks=3,
+    ingested_at=dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+)
+
+
+class FakeSynopsis:
+    """Stands in for `Synopsis` where the point is the API's own mapping and validation."""
+
+    def __init__(
+        self,
+        *,
+        error: SynopsisError | None = None,
+        ready: bool = True,
+        deleted: tuple[int, int] = (4, 4),
+    ) -> None:
+        self.settings = Settings(
+            search_k=7, search_alpha=0.3, max_vector_distance=0.6, answer_max_vector_distance=0.7
+        )
+        self.client = SimpleNamespace(is_ready=lambda: ready)
+        self.error = error
+        self.deleted = deleted
+        self.requests: list[SearchRequest] = []
+        self.calls: list[str] = []
+        self.closed = False
+
+    def _call(self, name: str) -> None:
+        self.calls.append(name)
+        if self.error is not None:
+            raise self.error
+
+    async def asearch(self, request: SearchRequest) -> list[Hit]:
+        request.validate()  # as the real one does, before any connection
+        self.requests.append(request)
+        self._call("asearch")
+        return [HIT]
+
+    def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
+        assert request is not None
+        self.requests.append(request)
+        self._call("ask")
+        return Answer(text=f"{question}: use range() [1]", citations=[HIT], llm_called=True)
+
+    def sources(self) -> list[SourceRecord]:
+        self._call("sources")
+        return [RECORD]
+
+    def delete_source(self, source: str) -> tuple[int, int]:
+        self._call(f"delete_source {source}")
+        return self.deleted
+
+    def stats(self) -> dict[str, object]:
+        self._call("stats")
+        return {"originals": 3, "summaries": 3, "sources": 1}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _ollama(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url="http://ollama.test", transport=httpx.MockTransport(handler))
+
+
+def _ollama_ok(request: httpx.Request) -> httpx.Response:
+    assert request.url.path == "/api/version"
+    return httpx.Response(200, json={"version": "0.24.0"})
+
+
+@pytest.fixture
+def fake() -> FakeSynopsis:
+    return FakeSynopsis()
+
+
+def _client(fake: FakeSynopsis, ollama: httpx.AsyncClient | None = None) -> TestClient[Any]:
+    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=ollama or _ollama(_ollama_ok))
+    return TestClient(app)
+
+
+@pytest.fixture
+def client(fake: FakeSynopsis) -> Iterator[TestClient[Any]]:
+    with _client(fake) as test_client:
+        yield test_client
+
+
+# -- search -------------------------------------------------------------------------------
+
+
+def test_search_fills_in_the_settings_defaults(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    response = client.post("/search", json={"query": "range()"})
+    assert (response.status_code, response.json()) == (200, [HIT_JSON])
+    assert fake.requests == [
+        SearchRequest(query="range()", k=7, alpha=0.3, max_vector_distance=0.6)
+    ]
+
+
+def test_search_passes_every_field(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    body = {
+        "query": "range()",
+        "k": 3,
+        "mode": "originals",
+        "alpha": 0.0,
+        "fusion": "ranked",
+        "source": "a.md",
+        "source_prefix": "docs/",
+        "header_prefix": "Tutorial > ",
+        "title": "Tutorial",
+        "max_vector_distance": 0.0,
+        "explain": True,
+    }
+    assert client.post("/search", json=body).status_code == 200
+    assert fake.requests == [SearchRequest(**body)]  # type: ignore[arg-type]
+
+
+def test_a_hit_without_distance_or_scores_has_null_and_empty() -> None:
+    fake = FakeSynopsis()
+    bare = dataclasses.replace(HIT, summary=None, leg="originals", distance=None, scores={})
+
+    async def asearch(request: SearchRequest) -> list[Hit]:
+        return [bare]
+
+    fake.asearch = asearch  # type: ignore[method-assign]
+    with _client(fake) as client:
+        hit = client.post("/search", json={"query": "x"}).json()[0]
+    assert (hit["summary"], hit["leg"], hit["distance"], hit["scores"]) == (
+        None,
+        "originals",
+        None,
+        {},
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"query": ""},
+        {"query": 3},
+        {"query": "x", "k": 0},
+        {"query": "x", "k": 101},
+        {"query": "x", "k": "five"},
+        {"query": "x", "mode": "bogus"},
+        {"query": "x", "fusion": "average"},
+        {"query": "x", "alpha": 1.5},
+        {"query": "x", "alpha": -0.1},
+        {"query": "x", "max_vector_distance": 2.5},
+        {"query": "x", "unknown": 1},
+        [],
+    ],
+)
+def test_search_validation_errors_are_400_with_a_json_body(
+    client: TestClient[Any], fake: FakeSynopsis, body: Any
+) -> None:
+    response = client.post("/search", json=body)
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["status_code"] == 400
+    assert response.json()["detail"]
+    assert fake.calls == []
+
+
+def test_a_request_the_core_rejects_is_400(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    response = client.post("/search", json={"query": "   "})
+    assert (response.status_code, response.json()) == (
+        400,
+        {"status_code": 400, "error": "SearchError", "detail": "the query is empty"},
+    )
+
+
+def test_invalid_json_is_400(client: TestClient[Any]) -> None:
+    response = client.post(
+        "/search", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["status_code"] == 400
+
+
+# -- the one error mapping ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (SearchError("bad request"), 400),
+        (EmbeddingMismatchError("indexed with another model"), 409),
+        (StoreError("weaviate said no"), 503),
+        (StackError("weaviate is down"), 503),
+        (BuildError("no go toolchain"), 503),
+        (PortInUseError("port taken", port=18080), 503),
+        (ModelError("ollama timed out"), 503),
+        (ConfigurationError("bad setting"), 500),
+        (LoaderError("unreadable", source="a.md"), 500),
+        (SynopsisError("something else"), 500),
+    ],
+)
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/search", {"query": "x"}),
+        ("POST", "/ask", {"question": "x"}),
+        ("GET", "/sources", None),
+        ("DELETE", "/sources?source=a.md", None),
+        ("GET", "/stats", None),
+    ],
+)
+def test_synopsis_errors_map_to_status_and_json(
+    error: SynopsisError, status: int, method: str, path: str, body: Any
+) -> None:
+    with _client(FakeSynopsis(error=error)) as client:
+        response = client.request(method, path, json=body)
+    assert (response.status_code, response.json()) == (
+        status,
+        {"status_code": status, "error": type(error).__name__, "detail": str(error)},
+    )
+
+
+def test_an_unexpected_error_is_a_plain_500() -> None:
+    fake = FakeSynopsis()
+
+    def stats() -> dict[str, object]:
+        raise RuntimeError("bug")
+
+    fake.stats = stats  # type: ignore[method-assign]
+    with _client(fake) as client:
+        response = client.get("/stats")
+    assert response.status_code == 500
+    assert response.json()["status_code"] == 500
+
+
+# -- ask, sources, stats ------------------------------------------------------------------
+
+
+def test_ask(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    response = client.post("/ask", json={"question": "How do I loop?", "k": 2})
+    assert (response.status_code, response.json()) == (
+        200,
+        {
+            "answer": "How do I loop?: use range() [1]",
+            "citations": [HIT_JSON],
+            "llm_called": True,
+            "missing_terms": [],
+        },
+    )
+    assert fake.requests == [SearchRequest(query="How do I loop?", k=2, max_vector_distance=0.7)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"question": ""},
+        {"question": "x", "k": 21},
+        {"question": "x", "max_vector_distance": -1},
+        {"question": "x", "mode": "fused"},
+    ],
+)
+def test_ask_validation_errors_are_400(
+    client: TestClient[Any], fake: FakeSynopsis, body: dict[str, Any]
+) -> None:
+    response = client.post("/ask", json=body)
+    assert (response.status_code, response.json()["status_code"]) == (400, 400)
+    assert fake.calls == []
+
+
+def test_sources(client: TestClient[Any]) -> None:
+    response = client.get("/sources")
+    assert (response.status_code, response.json()) == (
+        200,
+        [
+            {
+                "source": "docs/tutorial.md",
+                "title": "Tutorial",
+                "chunks": 3,
+                "status": "complete",
+                "content_hash": "abc",
+                "ingested_at": "2025-01-02T03:04:05Z",
+            }
+        ],
+    )
+
+
+def test_delete_source(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    response = client.delete("/sources", params={"source": "docs/a b.md"})
+    assert (response.status_code, response.json()) == (
+        200,
+        {"source": "docs/a b.md", "originals": 4, "summaries": 4},
+    )
+    assert fake.calls == ["delete_source docs/a b.md"]
+
+
+def test_deleting_a_source_that_is_not_indexed_is_404() -> None:
+    with _client(FakeSynopsis(deleted=(0, 0))) as client:
+        response = client.delete("/sources", params={"source": "nope.md"})
+    assert response.status_code == 404
+    assert response.json()["detail"] == "nope.md is not indexed"
+
+
+@pytest.mark.parametrize("query", ["", "?source="])
+def test_delete_needs_a_source(client: TestClient[Any], fake: FakeSynopsis, query: str) -> None:
+    response = client.delete(f"/sources{query}")
+    assert (response.status_code, response.json()["status_code"]) == (400, 400)
+    assert fake.calls == []
+
+
+def test_stats(client: TestClient[Any]) -> None:
+    response = client.get("/stats")
+    assert (response.status_code, response.json()) == (
+        200,
+        {"originals": 3, "summaries": 3, "sources": 1},
+    )
+
+
+# -- health -------------------------------------------------------------------------------
+
+
+def test_health_ok(client: TestClient[Any]) -> None:
+    response = client.get("/health")
+    assert (response.status_code, response.json()) == (
+        200,
+        {"status": "ok", "weaviate": "ok", "ollama": "ok"},
+    )
+
+
+def _refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("connection refused", request=request)
+
+
+@pytest.mark.parametrize(
+    ("ready", "ollama", "expected"),
+    [
+        (False, _ollama_ok, {"status": "unavailable", "weaviate": "not ready", "ollama": "ok"}),
+        (
+            True,
+            _refused,
+            {
+                "status": "unavailable",
+                "weaviate": "ok",
+                "ollama": "unreachable: ConnectError: connection refused",
+            },
+        ),
+        (
+            True,
+            lambda request: httpx.Response(500),
+            {"status": "unavailable", "weaviate": "ok", "ollama": "HTTP 500"},
+        ),
+    ],
+)
+def test_health_is_503_when_a_server_does_not_answer(
+    ready: bool,
+    ollama: Callable[[httpx.Request], httpx.Response],
+    expected: dict[str, str],
+) -> None:
+    with _client(FakeSynopsis(ready=ready), _ollama(ollama)) as client:
+        response = client.get("/health")
+    assert (response.status_code, response.json()) == (503, expected)
+
+
+# -- app shape ----------------------------------------------------------------------------
+
+
+def test_every_operation_has_an_operation_id(client: TestClient[Any]) -> None:
+    schema = client.get("/schema/openapi.json").json()
+    operations = {
+        (method.upper(), path): operation["operationId"]
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+    }
+    assert operations == {
+        ("GET", "/health"): "getHealth",
+        ("POST", "/search"): "search",
+        ("POST", "/ask"): "ask",
+        ("GET", "/sources"): "listSources",
+        ("DELETE", "/sources"): "deleteSource",
+        ("GET", "/stats"): "getStats",
+    }
+
+
+def test_an_injected_synopsis_is_left_open(fake: FakeSynopsis) -> None:
+    with _client(fake) as client:
+        assert client.get("/stats").status_code == 200
+    assert fake.closed is False
+
+
+# -- the real stack -----------------------------------------------------------------------
+
+DOC = """# Kettle manual
+
+## Descaling the kettle
+
+Fill the kettle with one part white vinegar and two parts water, boil it, let it stand
+for an hour, then rinse twice. Descale monthly where the water is hard.
+
+## Replacing the filter
+
+Pull the mesh filter up out of the spout and press a new one in until it clicks.
+"""
+
+
+@pytest.fixture
+def api_settings(settings: Settings) -> Settings:
+    # On a CPU shared with other work a summary can wait minutes in Ollama's queue; the
+    # default timeout would retry it from the back. This test checks the API, not latency.
+    return dataclasses.replace(
+        settings,
+        collection_prefix="TestApi",
+        summary_timeout=max(settings.summary_timeout, 600.0),
+    )
+
+
+@pytest.mark.integration
+def test_api_on_the_real_stack(api_settings: Settings, tmp_path: Path) -> None:
+    document = tmp_path / "kettle.md"
+    document.write_text(DOC, encoding="utf-8")
+    source = str(document)
+    with TestClient(create_app(api_settings)) as client:
+        synopsis: Synopsis = client.app.state.synopsis
+        synopsis.store.drop()  # leftovers of an interrupted run
+        try:
+            assert client.get("/health").json() == {
+                "status": "ok",
+                "weaviate": "ok",
+                "ollama": "ok",
+            }
+            report = synopsis.ingest([source])
+            assert (report.sources, report.failed) == (1, [])
+
+            response = client.post(
+                "/search", json={"query": "how do I remove limescale with vinegar?", "k": 2}
+            )
+            assert response.status_code == 200
+            hits = response.json()
+            assert hits[0]["headers"] == ["Kettle manual", "Descaling the kettle"]
+            assert hits[0]["source"] == source
+            assert "vinegar" in hits[0]["content"]
+
+            listed = client.get("/sources").json()
+            assert [(item["source"], item["status"]) for item in listed] == [(source, "complete")]
+            assert client.get("/stats").json()["originals"] == report.new_chunks
+
+            deleted = client.delete("/sources", params={"source": source})
+            assert deleted.status_code == 200
+            assert deleted.json()["originals"] == report.new_chunks
+            assert client.get("/sources").json() == []
+            assert client.post("/search", json={"query": "vinegar"}).json() == []
+        finally:
+            synopsis.store.drop()

@@ -1,0 +1,76 @@
+"""The `synopsis` CLI's errors: one line on stderr and a non-zero exit, never a traceback.
+
+These run without the stack: both servers are configured as external and unreachable
+(a closed loopback port), so nothing is started and any connection fails at once.
+"""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from service.edges.cli import main
+
+_UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens there
+ENV = {
+    "SYNOPSIS_WEAVIATE_URL": _UNREACHABLE,
+    "SYNOPSIS_WEAVIATE_GRPC_PORT": "10",
+    "SYNOPSIS_OLLAMA_URL": _UNREACHABLE,
+    "SYNOPSIS_COLLECTION_PREFIX": "TestCliUnit",
+}
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), env={**ENV, **(env or {})})
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", ""), "the query is empty"),
+        (("search", "   "), "the query is empty"),
+        (("ask", ""), "the query is empty"),
+    ],
+)
+def test_invalid_requests_fail_before_any_connection(args: tuple[str, ...], message: str) -> None:
+    assert _run(*args) == (1, "", f"Error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("search", "range", "--k", "0"), "'--k'"),
+        (("search", "range", "--alpha", "1.5"), "'--alpha'"),
+        (("search", "range", "--mode", "best"), "'--mode'"),
+        (("search", "range", "--max-distance", "3"), "'--max-distance'"),
+        (("ask", "why?", "--k", "21"), "'--k'"),
+    ],
+)
+def test_bad_options_are_usage_errors(args: tuple[str, ...], option: str) -> None:
+    code, stdout, stderr = _run(*args)
+    assert (code, stdout) == (2, "")
+    assert f"Invalid value for {option}" in stderr.splitlines()[-1]
+
+
+def test_a_malformed_setting_is_one_line() -> None:
+    code, stdout, stderr = _run("search", "range", env={"SYNOPSIS_SEARCH_K": "five"})
+    assert (code, stdout) == (1, "")
+    assert stderr == (
+        "Error: SYNOPSIS_SEARCH_K='five' is invalid: "
+        "invalid literal for int() with base 10: 'five'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("search", "range()"), ("ask", "What does range() return?"), ("docs", "list")],
+)
+def test_an_unreachable_weaviate_is_one_line(args: tuple[str, ...]) -> None:
+    code, stdout, stderr = _run(*args)
+    assert (code, stdout) == (1, "")
+    assert stderr == (
+        f"Error: cannot connect to Weaviate at {_UNREACHABLE}: Connection to Weaviate failed. "
+        "Details: Error: [Errno 111] Connection refused. "
+        f"Is Weaviate running and reachable at {_UNREACHABLE}?\n"
+    )

@@ -1,0 +1,25 @@
+"""The CLI module stays light: heavy modules load only in the commands that need them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from service.edges import cli
+from service.query import search
+
+
+def test_cli_modes_match_search_modes() -> None:
+    assert cli.MODES == search.MODES
+
+
+def test_importing_the_cli_does_not_import_the_pipeline() -> None:
+    code = (
+        "import sys, service.edges.cli; "
+        "print(sorted(m for m in ('pymupdf', 'langchain_ollama', 'loaders', 'weaviate') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,50 @@
+"""PDF image captions through Ollama: a model that cannot see is refused before any image
+is sent (the local stack has no vision model, so only that path runs for real here)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from service.errors import ConfigurationError
+from service.models.captions import OllamaCaptioner, load_options
+from service.settings import Settings
+from tests.loaders.pdfs import sample_pdf
+from tests.service.conftest import cli
+
+pytestmark = pytest.mark.integration
+
+
+def test_without_a_vision_model_images_are_only_counted(settings: Settings) -> None:
+    assert load_options(dataclasses.replace(settings, vision_model="")).captioner is None
+
+
+def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Settings) -> None:
+    captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model=settings.chat_model))
+    with pytest.raises(ConfigurationError) as caught:
+        captioner(b"\x89PNG\r\n\x1a\n", "png")
+    assert str(caught.value) == (
+        f"SYNOPSIS_VISION_MODEL {settings.chat_model!r} does not accept images (its "
+        "capabilities: completion); name a vision model or unset it to only count PDF images"
+    )
+
+
+def test_an_unknown_vision_model_is_refused(settings: Settings) -> None:
+    captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model="no-such-model"))
+    with pytest.raises(ConfigurationError, match="'no-such-model': Ollama does not have it"):
+        captioner(b"\x89PNG\r\n\x1a\n", "png")
+
+
+def test_the_cli_reports_it_in_one_line(settings: Settings, tmp_path: Path) -> None:
+    (tmp_path / "manual.pdf").write_bytes(sample_pdf())
+    code, stdout, stderr = cli(
+        settings,
+        "chunk",
+        str(tmp_path / "manual.pdf"),
+        env={"SYNOPSIS_VISION_MODEL": settings.chat_model},
+    )
+    assert code == 1
+    assert stderr.startswith(f"Error: SYNOPSIS_VISION_MODEL {settings.chat_model!r} does not")
+    assert "Traceback" not in stdout + stderr
