@@ -28,7 +28,7 @@ from loaders.documents import (
 )
 from loaders.files import iter_files, load_file
 from loaders.options import ImageCaptioner, LoadOptions
-from service.errors import LoaderError
+from splitters.errors import LoaderError
 
 __all__ = [
     "CONTENT_HASH",

@@ -30,7 +30,7 @@ from loaders.encoding import decode_text
 from loaders.formats import convert
 from loaders.html import links
 from loaders.options import LoadOptions
-from service.errors import LoaderError
+from splitters.errors import LoaderError
 
 __all__ = ["canonical_url", "crawl"]
 

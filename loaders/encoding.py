@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from service.errors import LoaderError
+from splitters.errors import LoaderError
 
 __all__ = ["decode_text", "html_meta_charset", "looks_binary"]
 

@@ -12,7 +12,7 @@ from loaders.html import MAX_MARKUP_TAGS, html_to_markdown
 from loaders.markdown import markdown_document, text_document
 from loaders.options import LoadOptions
 from loaders.pdf import pdf_documents
-from service.errors import LoaderError
+from splitters.errors import LoaderError
 
 __all__ = ["CONTENT_TYPES_BY_SUFFIX", "convert"]
 

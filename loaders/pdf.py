@@ -8,7 +8,7 @@ recovered from their x position. A PDF becomes one Document covering all its pag
 turns the markers into each chunk's own `page_start` and `page_end`.
 
 Images are counted (`image_count`). Captioning them is off by default: with a
-`LoadOptions.captioner` (a vision model served by Ollama: `service.captions`), each
+`LoadOptions.captioner` (a vision model served by Ollama: `service.models.captions`), each
 caption is added as a paragraph `*Image (page N): …*` where the image sits. A caption
 that fails is logged and left out; the page's text is still loaded.
 """
@@ -35,7 +35,7 @@ from loaders.documents import (
 )
 from loaders.fences import fence_block
 from loaders.options import LoadOptions
-from service.errors import LoaderError, ModelError
+from splitters.errors import LoaderError, ModelError
 
 __all__ = ["pdf_documents"]
 

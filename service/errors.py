@@ -1,25 +1,40 @@
 """The one exception hierarchy of Synopsis.
 
 ```
-SynopsisError                 base of everything Synopsis raises on purpose
-├── ConfigurationError        a setting is missing, malformed or contradictory
+SynopsisError                 base of everything Synopsis raises on purpose        [splitters]
+├── ConfigurationError        a setting is missing, malformed or contradictory     [splitters]
 ├── StackError                the local Weaviate/Ollama stack cannot be built, started or reached
 │   ├── BuildError            building a server binary or preparing model files failed
 │   └── PortInUseError        a port the local stack needs is taken by another process
-├── LoaderError               a source cannot be read or converted to Markdown (names the source)
-├── SplitterError             Markdown cannot be split as asked
+├── LoaderError               a source cannot be read or converted to Markdown     [splitters]
+│                             (names the source)
+├── SplitterError             Markdown cannot be split as asked                    [splitters]
 ├── ModelError                the chat or embedding model failed or answered unusably
+│                                                                                  [splitters]
 ├── StoreError                Weaviate rejected a read or a write
 │   └── EmbeddingMismatchError the collection was indexed with another embedding model
 ├── SearchError               a search request is invalid
 └── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
 ```
 
+[splitters]: defined in `splitters.errors`, the lowest package, because `splitters`
+and `loaders` raise them (`ModelError`: an image captioner raises it and the PDF loader
+catches it) and neither may import `service`; re-exported here. The others are defined
+here. Every class above is importable from here and is a `SynopsisError`.
+
 Each edge translates these once: the CLI prints one line and exits non-zero, the
 HTTP API maps them to a status code and a JSON body.
 """
 
 from __future__ import annotations
+
+from splitters.errors import (
+    ConfigurationError,
+    LoaderError,
+    ModelError,
+    SplitterError,
+    SynopsisError,
+)
 
 __all__ = [
     "BuildError",
@@ -37,14 +52,6 @@ __all__ = [
 ]
 
 
-class SynopsisError(Exception):
-    """Base class of every error Synopsis raises on purpose."""
-
-
-class ConfigurationError(SynopsisError):
-    """A setting is missing, malformed or contradictory."""
-
-
 class StackError(SynopsisError):
     """The local stack (Weaviate, Ollama) cannot be built, started or reached."""
 
@@ -59,22 +66,6 @@ class PortInUseError(StackError):
     def __init__(self, message: str, *, port: int) -> None:
         super().__init__(message)
         self.port = port
-
-
-class LoaderError(SynopsisError):
-    """A source cannot be read or converted to Markdown."""
-
-    def __init__(self, message: str, *, source: str) -> None:
-        super().__init__(f"{source}: {message}")
-        self.source = source
-
-
-class SplitterError(SynopsisError):
-    """Markdown cannot be split as asked."""
-
-
-class ModelError(SynopsisError):
-    """The chat or embedding model failed, timed out or answered unusably."""
 
 
 class StoreError(SynopsisError):

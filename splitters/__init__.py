@@ -3,20 +3,28 @@
 * `MarkdownHeaderSplitter` (``splitters.headers``): sections at ATX headers outside code.
 * `MarkdownTokenSplitter` (``splitters.tokens``): balanced chunks of at most N tokens.
 * `chunk_documents` (``splitters.pipeline``): both, over a stream of loader documents.
+
+The names below are imported from their modules on first use, so that importing a
+light module such as ``splitters.errors`` (which `service.errors` re-exports, and the
+CLI imports at start-up) does not load LangChain and the tokenizer.
 """
 
 from __future__ import annotations
 
-from splitters.headers import (
-    DEFAULT_UNWANTED_HEADERS,
-    DroppedSection,
-    Header,
-    MarkdownHeaderSplitter,
-    Section,
-)
-from splitters.metadata import CHUNK_INDEX, HEADER_KEYS, HEADERS, START_INDEX, TOKENS
-from splitters.pipeline import chunk_documents
-from splitters.tokens import Chunk, MarkdownTokenSplitter
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from splitters.headers import (
+        DEFAULT_UNWANTED_HEADERS,
+        DroppedSection,
+        Header,
+        MarkdownHeaderSplitter,
+        Section,
+    )
+    from splitters.metadata import CHUNK_INDEX, HEADER_KEYS, HEADERS, START_INDEX, TOKENS
+    from splitters.pipeline import chunk_documents
+    from splitters.tokens import Chunk, MarkdownTokenSplitter
 
 __all__ = [
     "CHUNK_INDEX",
@@ -33,3 +41,33 @@ __all__ = [
     "Section",
     "chunk_documents",
 ]
+
+# Where each public name is defined.
+_MODULES = {
+    "CHUNK_INDEX": "splitters.metadata",
+    "DEFAULT_UNWANTED_HEADERS": "splitters.headers",
+    "HEADERS": "splitters.metadata",
+    "HEADER_KEYS": "splitters.metadata",
+    "START_INDEX": "splitters.metadata",
+    "TOKENS": "splitters.metadata",
+    "Chunk": "splitters.tokens",
+    "DroppedSection": "splitters.headers",
+    "Header": "splitters.headers",
+    "MarkdownHeaderSplitter": "splitters.headers",
+    "MarkdownTokenSplitter": "splitters.tokens",
+    "Section": "splitters.headers",
+    "chunk_documents": "splitters.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -41,9 +41,9 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 
-from service.errors import SplitterError
 from splitters.blocks import Block, BlockKind, parse_blocks
 from splitters.encoding import cl100k_base, count_tokens
+from splitters.errors import SplitterError
 from splitters.headers import trim_blank_lines
 from splitters.metadata import START_INDEX
 from splitters.packing import pack
