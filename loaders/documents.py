@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
 
 from langchain_core.documents import Document
+
+# The PDF page keys (`PAGE_START`, `PAGE_END`: first and last 1-based page) and the
+# `<!-- page N -->` line that marks where each page starts (`PAGE_MARKER`, `page_marker`)
+# are defined in `splitters.metadata`, which reads them; re-exported here for loaders.
+from splitters.metadata import PAGE_END, PAGE_MARKER, PAGE_START, page_marker
 
 __all__ = [
     "CONTENT_HASH",
@@ -33,13 +37,6 @@ TITLE = "title"
 CONTENT_TYPE = "content_type"
 #: sha256 hex digest of `page_content` encoded as UTF-8.
 CONTENT_HASH = "content_hash"
-#: First and last 1-based page of a PDF document.
-PAGE_START = "page_start"
-PAGE_END = "page_end"
-#: A PDF's Markdown marks where each page starts with a line `<!-- page N -->` (an HTML
-#: comment: invisible when rendered). `splitters.chunk_documents` removes the markers and
-#: gives every chunk the pages it spans.
-PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$")
 #: Number of images on the PDF pages of the document.
 IMAGE_COUNT = "image_count"
 
@@ -47,11 +44,6 @@ HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 PDF = "application/pdf"
-
-
-def page_marker(page: int) -> str:
-    """The line that marks the start of 1-based `page` in a PDF's Markdown."""
-    return f"<!-- page {page} -->"
 
 
 def content_hash(markdown: str) -> str:

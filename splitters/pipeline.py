@@ -13,10 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from langchain_core.documents import Document
 
-from loaders.documents import PAGE_END, PAGE_MARKER, PAGE_START
 from splitters.encoding import count_tokens
 from splitters.headers import DEFAULT_UNWANTED_HEADERS, DroppedSection, MarkdownHeaderSplitter
-from splitters.metadata import CHUNK_INDEX, TOKENS
+from splitters.metadata import CHUNK_INDEX, PAGE_END, PAGE_MARKER, PAGE_START, TOKENS
 from splitters.tokens import MarkdownTokenSplitter
 
 __all__ = ["chunk_documents"]
