@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup, Comment, Tag
 from bs4.element import NavigableString
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
-from loaders.fences import fence_block
+from splitters.markdown_syntax import fence_block
 
 __all__ = ["MAX_MARKUP_TAGS", "HtmlPage", "html_to_markdown", "links"]
 

@@ -5,9 +5,17 @@ from __future__ import annotations
 from langchain_core.documents import Document
 
 from loaders.documents import MARKDOWN, TEXT, make_document
-from loaders.fences import first_h1
+from splitters.markdown_syntax import iter_atx_headers
 
-__all__ = ["markdown_document", "text_document"]
+__all__ = ["first_h1", "markdown_document", "text_document"]
+
+
+def first_h1(markdown: str) -> str | None:
+    """Text of the first ATX level-1 header outside code with any text, or None."""
+    for _, header in iter_atx_headers(markdown):
+        if header.level == 1 and header.text:
+            return header.text.strip()
+    return None
 
 
 def _normalise_newlines(text: str) -> str:

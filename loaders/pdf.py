@@ -33,9 +33,9 @@ from loaders.documents import (
     make_document,
     page_marker,
 )
-from loaders.fences import fence_block
 from loaders.options import LoadOptions
 from splitters.errors import LoaderError, ModelError
+from splitters.markdown_syntax import fence_block
 
 __all__ = ["pdf_documents"]
 

@@ -3,6 +3,8 @@
 * `MarkdownHeaderSplitter` (``splitters.headers``): sections at ATX headers outside code.
 * `MarkdownTokenSplitter` (``splitters.tokens``): balanced chunks of at most N tokens.
 * `chunk_documents` (``splitters.pipeline``): both, over a stream of loader documents.
+* ``splitters.markdown_syntax``: the Markdown syntax (fences, ATX headers) every package
+  of Synopsis reads and writes.
 
 The names below are imported from their modules on first use, so that importing a
 light module such as ``splitters.errors`` (which `service.errors` re-exports, and the
@@ -18,10 +20,10 @@ if TYPE_CHECKING:
     from splitters.headers import (
         DEFAULT_UNWANTED_HEADERS,
         DroppedSection,
-        Header,
         MarkdownHeaderSplitter,
         Section,
     )
+    from splitters.markdown_syntax import Header
     from splitters.metadata import CHUNK_INDEX, HEADER_KEYS, HEADERS, START_INDEX, TOKENS
     from splitters.pipeline import chunk_documents
     from splitters.tokens import Chunk, MarkdownTokenSplitter
@@ -52,7 +54,7 @@ _MODULES = {
     "TOKENS": "splitters.metadata",
     "Chunk": "splitters.tokens",
     "DroppedSection": "splitters.headers",
-    "Header": "splitters.headers",
+    "Header": "splitters.markdown_syntax",
     "MarkdownHeaderSplitter": "splitters.headers",
     "MarkdownTokenSplitter": "splitters.tokens",
     "Section": "splitters.headers",

@@ -14,8 +14,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from splitters.fences import Fence, opening_fence
-from splitters.headers import parse_atx_header
+from splitters.markdown_syntax import Fence, opening_fence, parse_atx_header
 
 __all__ = ["Block", "BlockKind", "parse_blocks"]
 

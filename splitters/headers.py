@@ -1,7 +1,8 @@
 """`MarkdownHeaderSplitter`: Markdown → sections at ATX headers outside code.
 
 Only ATX headers (``# Title`` … ``###### Title``, indented at most three spaces,
-optional closing ``#`` run) start a section. A ``# comment`` line inside a fenced
+optional closing ``#`` run) start a section; they are found by
+`splitters.markdown_syntax.iter_atx_headers`. A ``# comment`` line inside a fenced
 code block is code, and an unclosed fence runs to the end of the text, so nothing
 after it is taken for a header. Setext headers (a line underlined with ``===`` or
 ``---``) are *not* recognised: our loaders emit ATX headers only, and an underline
@@ -25,13 +26,12 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 
-from splitters.fences import Fence, opening_fence
+from splitters.markdown_syntax import Header, iter_atx_headers
 from splitters.metadata import HEADERS, START_INDEX, header_key
 
 __all__ = [
     "DEFAULT_UNWANTED_HEADERS",
     "DroppedSection",
-    "Header",
     "MarkdownHeaderSplitter",
     "Section",
     "trim_blank_lines",
@@ -40,17 +40,7 @@ __all__ = [
 #: Sections under these headers (compared case-insensitively) are dropped by default.
 DEFAULT_UNWANTED_HEADERS: tuple[str, ...] = ("Table of Contents", "This Page", "Navigation")
 
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+([^\r]*?))?[ \t]*\r?\Z")
-_CLOSING_HASHES = re.compile(r"(?:\A|[ \t]+)#+\Z")
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t\r]*\n)*")
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    """One ATX header: its level (1–6) and its text (closing ``#`` run removed)."""
-
-    level: int
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,16 +95,6 @@ def trim_blank_lines(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def parse_atx_header(line: str) -> Header | None:
-    """Parse `line` (without its newline) as an ATX header, or return None."""
-    match = _ATX.match(line)
-    if match is None:
-        return None
-    hashes, raw = match.groups()
-    text = _CLOSING_HASHES.sub("", raw or "").strip(" \t")
-    return Header(level=len(hashes), text=text)
-
-
 class MarkdownHeaderSplitter(TextSplitter):
     """Split Markdown into sections at ATX headers that are outside fenced code.
 
@@ -163,25 +143,19 @@ class MarkdownHeaderSplitter(TextSplitter):
         stack: list[Header] = []
         unwanted_depth = 0  # how many headers on the stack are unwanted
         section_start = 0
-        offset = 0
-        fence: Fence | None = None
-        for line in text.split("\n"):
-            line_end = offset + len(line)
-            if fence is not None:
-                if fence.is_closed_by(line):
-                    fence = None
-            elif "#" in line[:4] and (header := parse_atx_header(line)) is not None:
-                self._emit(text, section_start, offset, tuple(stack), unwanted_depth, out=sections)
-                while stack and stack[-1].level >= header.level:
-                    if stack.pop().text.casefold() in self._unwanted:
-                        unwanted_depth -= 1
-                stack.append(header)
-                if header.text.casefold() in self._unwanted:
-                    unwanted_depth += 1
-                section_start = offset if not self._strip_headers else line_end + 1
+        for offset, header in iter_atx_headers(text):
+            self._emit(text, section_start, offset, tuple(stack), unwanted_depth, out=sections)
+            while stack and stack[-1].level >= header.level:
+                if stack.pop().text.casefold() in self._unwanted:
+                    unwanted_depth -= 1
+            stack.append(header)
+            if header.text.casefold() in self._unwanted:
+                unwanted_depth += 1
+            if self._strip_headers:
+                newline = text.find("\n", offset)
+                section_start = len(text) + 1 if newline < 0 else newline + 1
             else:
-                fence = opening_fence(line)
-            offset = line_end + 1
+                section_start = offset
         self._emit(text, section_start, len(text), tuple(stack), unwanted_depth, out=sections)
         return sections
 

@@ -6,7 +6,7 @@ import pytest
 
 from loaders import load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, MARKDOWN, SOURCE, TEXT, TITLE
-from loaders.fences import first_h1
+from loaders.markdown import first_h1
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

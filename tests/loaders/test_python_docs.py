@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from loaders import load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, content_hash
 from service.errors import LoaderError
-from splitters.fences import iter_code_blocks
+from splitters.markdown_syntax import iter_code_blocks
 
 CORPUS = Path("/usr/share/doc/python3.11/html")
 PAGES = 530

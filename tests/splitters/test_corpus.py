@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 
 from loaders import load
 from splitters import MarkdownHeaderSplitter, chunk_documents
-from splitters.fences import fences_balanced, iter_code_blocks
+from splitters.markdown_syntax import fences_balanced, iter_code_blocks
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 MAX_TOKENS = 500

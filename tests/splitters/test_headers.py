@@ -5,33 +5,8 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 
-from splitters.headers import (
-    DroppedSection,
-    Header,
-    MarkdownHeaderSplitter,
-    parse_atx_header,
-    trim_blank_lines,
-)
-
-
-@pytest.mark.parametrize(
-    ("line", "expected"),
-    [
-        ("# Title", Header(1, "Title")),
-        ("###### Six", Header(6, "Six")),
-        ("####### Seven", None),
-        ("   ## Indented", Header(2, "Indented")),
-        ("    # Four spaces", None),
-        ("#hashtag", None),
-        ("## Closing ##  ", Header(2, "Closing")),
-        ("# Keeps#", Header(1, "Keeps#")),
-        ("#", Header(1, "")),
-        ("#\tTab", Header(1, "Tab")),
-        ("## Title\r", Header(2, "Title")),
-    ],
-)
-def test_parse_atx_header(line: str, expected: Header | None) -> None:
-    assert parse_atx_header(line) == expected
+from splitters.headers import DroppedSection, MarkdownHeaderSplitter, trim_blank_lines
+from splitters.markdown_syntax import Header
 
 
 @pytest.mark.parametrize(
