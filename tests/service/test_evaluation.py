@@ -426,7 +426,7 @@ def test_render_markdown_without_gate_has_no_gate_columns_and_adds_the_sweep() -
 
 
 def test_write_report_writes_the_page_the_chart_and_the_raw_results(tmp_path: Path) -> None:
-    written = write_report(small_report(), tmp_path / "docs")
+    written = write_report(small_report(), tmp_path / "docs", per_question=True)
     assert [p.name for p in written] == ["eval.md", "eval.png", "eval.json"]
     page = (tmp_path / "docs" / "eval.md").read_text(encoding="utf-8")
     for needle in (

@@ -7,9 +7,10 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from service.index.store import SourceRecord
+from service.index.records import SourceRecord
 from service.query.answer import Answer
-from service.query.search import Hit, SearchRequest
+from service.query.modes import Mode
+from service.query.search import Hit, SearchRequest, search_request
 from service.settings import Settings
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "SourceItem",
 ]
 
-Mode = Literal["summaries", "originals", "both", "fused"]
 Count = Annotated[int, msgspec.Meta(ge=1, le=100, description="Originals to return.")]
 Distance = Annotated[
     float,
@@ -43,7 +43,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
     query: Text
     k: Count | None = None
-    mode: Mode = "originals"
+    mode: Mode | None = None  # None: SYNOPSIS_SEARCH_MODE (joint)
     alpha: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
     fusion: Literal["relative", "ranked"] = "relative"
     source: str | None = None
@@ -55,11 +55,12 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
     def to_request(self, settings: Settings) -> SearchRequest:
         """The core `SearchRequest`, with the settings' defaults filled in."""
-        return SearchRequest(
-            query=self.query,
-            k=self.k or settings.search_k,
+        return search_request(
+            settings,
+            self.query,
+            k=self.k or None,
             mode=self.mode,
-            alpha=settings.search_alpha if self.alpha is None else self.alpha,
+            alpha=self.alpha,
             fusion=self.fusion,
             source=self.source,
             source_prefix=self.source_prefix,
@@ -117,9 +118,10 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def to_request(self, settings: Settings) -> SearchRequest:
         """The search that retrieves the passages the answer may use."""
-        return SearchRequest(
-            query=self.question,
-            k=self.k or settings.search_k,
+        return search_request(
+            settings,
+            self.question,
+            k=self.k or None,
             max_vector_distance=(
                 settings.answer_max_vector_distance
                 if self.max_vector_distance is None

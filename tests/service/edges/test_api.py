@@ -26,7 +26,7 @@ from service.errors import (
     StoreError,
     SynopsisError,
 )
-from service.index.store import SourceRecord
+from service.index.records import SourceRecord
 from service.query.answer import Answer
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
@@ -305,7 +305,9 @@ def test_ask(client: TestClient[Any], fake: FakeSynopsis) -> None:
             "missing_terms": [],
         },
     )
-    assert fake.requests == [SearchRequest(query="How do I loop?", k=2, max_vector_distance=0.7)]
+    assert fake.requests == [
+        SearchRequest(query="How do I loop?", k=2, alpha=0.3, max_vector_distance=0.7)
+    ]
 
 
 @pytest.mark.parametrize(

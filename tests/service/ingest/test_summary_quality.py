@@ -17,8 +17,9 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from service.index.store import SummaryRecord
-from service.ingest.pipeline import Ingestor, IngestReport, _summary
+from service.index.records import SummaryRecord
+from service.ingest.attach import summary_record
+from service.ingest.pipeline import Ingestor, IngestReport, _original
 from service.ingest.quality import (
     QualityThresholds,
     copied_share,
@@ -429,14 +430,14 @@ def test_the_ingest_writes_kind_and_reason_into_the_summary_record() -> None:
         page_content=PASS_CHUNK,
         metadata={"source": "controlflow.md", "headers": PASS_HEADERS, "chunk_index": 7},
     )
-    record = _summary(
-        sid=uuid.uuid4(),
-        cid=uuid.uuid4(),
-        chunk=chunk,
-        result=SummaryResult(text="x", kind="extractive", reason="drift"),
-        vector=[0.0],
+    record = summary_record(
+        _original(uuid.uuid4(), chunk, [1.0]),
+        SummaryResult(text="x", kind="extractive", reason="drift"),
+        summary_id=uuid.uuid4(),
+        vector=[1.0],
+        content_vector=[1.0],
         model="fake",
-        version=PROMPT_VERSION,
+        prompt_version=PROMPT_VERSION,
     )
     assert (record.kind, record.reason, record.summary) == ("extractive", "drift", "x")
 
@@ -477,8 +478,12 @@ def test_cached_summaries_keep_their_kind_and_reason() -> None:
         metadata={"source": "controlflow.md", "headers": PASS_HEADERS, "chunk_index": 0},
     )
     report = IngestReport()
-    results = ingestor._summaries_for("controlflow.md", [chunk], report)
-    assert results == [SummaryResult(text="cached", kind="extractive", reason="verbatim")]
+    results = ingestor._summaries_for(
+        "controlflow.md", [_original(uuid.uuid4(), chunk, [])], report
+    )
+    assert [result for result, _vector in results] == [
+        SummaryResult(text="cached", kind="extractive", reason="verbatim")
+    ]
     assert (report.cached_summaries, report.llm_calls, summarizer.calls) == (1, 0, 0)
 
 

@@ -104,7 +104,10 @@ def test_hit_to_dict_has_the_documented_keys() -> None:
         ({"k": 101}, "k must be between 1 and 100, not 101"),
         ({"alpha": -0.1}, "alpha must be between 0 and 1, not -0.1"),
         ({"alpha": 1.5}, "alpha must be between 0 and 1, not 1.5"),
-        ({"mode": "best"}, "mode must be one of summaries, originals, both, fused, not 'best'"),
+        (
+            {"mode": "best"},
+            "mode must be one of joint, summaries, originals, both, fused, not 'best'",
+        ),
         ({"fusion": "rrf"}, "fusion must be 'relative' or 'ranked', not 'rrf'"),
         (
             {"max_vector_distance": 2.5},

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.index.store import OriginalRecord, SummaryRecord
-from service.ingest.pipeline import indexed_text
+from service.index.records import OriginalRecord, SummaryRecord, indexed_text
 from service.query.search import Mode, SearchRequest
 from service.synopsis import Synopsis
 from tests.service.conftest import CONTROLFLOW, write_markdown

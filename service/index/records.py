@@ -1,0 +1,127 @@
+"""What Synopsis stores, as plain records: chunks, summaries, sources, and their keys.
+
+The store (`service.index.store`) turns these into Weaviate objects and back; the
+ingest pipeline and the query side build and read them. Property and vector names are
+constants here so that no module spells them twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CONTENT_VECTOR",
+    "SUMMARY_VECTOR",
+    "OriginalRecord",
+    "SourceRecord",
+    "StoredOriginal",
+    "SummaryAttachment",
+    "SummaryRecord",
+    "header_path",
+    "indexed_text",
+    "now",
+]
+
+#: The named vectors of an original: its own text, and its summary (the chunk's text
+#: until a summary is attached, so that a chunk without one scores as itself).
+CONTENT_VECTOR = "content"
+SUMMARY_VECTOR = "summary"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OriginalRecord:
+    """One chunk as stored in OriginalDocuments."""
+
+    id: uuid.UUID
+    source: str
+    title: str
+    headers: list[str]
+    chunk_index: int
+    content: str
+    content_hash: str
+    content_type: str = ""
+    identifiers: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    vector: list[float] = field(default_factory=list)
+    summary: str = ""  # the attached summary's text (BM25), empty while pending or filtered
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryRecord:
+    """One summary as stored in SummarizedDocuments."""
+
+    id: uuid.UUID
+    original_id: uuid.UUID
+    source: str
+    title: str
+    headers: list[str]
+    summary: str
+    content_hash: str  # of the chunk it summarizes: the summary cache key
+    model: str
+    prompt_version: str
+    kind: str = "llm"  # "llm" or "extractive"
+    # What the summary guard flagged in the first attempt (comma-separated reasons): empty
+    # when it passed at once; with kind "llm" the stricter retry passed, with "extractive"
+    # it did not and the fallback was stored.
+    reason: str = ""
+    identifiers: list[str] = field(default_factory=list)
+    vector: list[float] = field(default_factory=list)
+    # Cosine similarity of the summary's vector to its chunk's: how well it matches its
+    # chunk. Below the settings' threshold it is kept here but not attached to the chunk.
+    similarity: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredOriginal:
+    """What an ingest needs to know of a chunk already in the store."""
+
+    chunk_index: int
+    summary_id: str  # the summary that was considered for it; "" while pending
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryAttachment:
+    """A summary given to its original as context: BM25 text and the `summary` vector.
+
+    `text` is empty and `vector` is the chunk's own when the summary was filtered out.
+    """
+
+    original_id: uuid.UUID
+    summary_id: uuid.UUID
+    text: str
+    vector: list[float]
+    similarity: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceRecord:
+    """The last ingest of one source."""
+
+    source: str
+    title: str
+    content_hash: str
+    settings_key: str  # what else decides the chunks and summaries (size, models, prompt)
+    status: str  # "ingesting" until every chunk and summary is written, then "complete"
+    chunks: int
+    ingested_at: dt.datetime
+    pending: int = 0  # chunks whose summary is not attached yet
+
+
+def header_path(headers: Sequence[str]) -> str:
+    """The header hierarchy as one string, H1 first: `A > B > C`."""
+    return " > ".join(headers)
+
+
+def indexed_text(headers: Sequence[str], text: str) -> str:
+    """What is embedded for a chunk or a summary: its header path, then the text."""
+    path = header_path(headers)
+    return f"{path}\n\n{text}" if path else text
+
+
+def now() -> dt.datetime:
+    """The current time, timezone-aware (Weaviate dates need a zone)."""
+    return dt.datetime.now(dt.UTC)
