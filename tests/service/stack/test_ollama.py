@@ -13,8 +13,9 @@ from service.settings import Settings
 
 pytestmark = pytest.mark.integration
 
-# Dimensions of the embedding models Synopsis is run with (local default, production default).
-DIMENSIONS = {"all-minilm-l6-v2": 384, "mxbai-embed-large": 1024}
+# Dimensions of the embedding models Synopsis is run with (local default and alternative,
+# production default).
+DIMENSIONS = {"all-minilm-l6-v2": 384, "bge-small-en-v1.5": 384, "mxbai-embed-large": 1024}
 # Fail instead of hanging when the server is stuck; generous because a shared Ollama may be
 # busy with other clients' requests.
 TIMEOUT = 300.0

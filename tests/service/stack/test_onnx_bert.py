@@ -168,7 +168,7 @@ def test_write_safetensors_exact_bytes(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.partial"))
 
 
-def _tiny_bert(layers: int = 2) -> bytes:
+def tiny_bert_onnx(layers: int = 2) -> bytes:
     """A BERT-shaped graph: vocab 5, hidden 4, intermediate 8, 6 positions, 2 token types."""
     rng = np.random.default_rng(0)
     nodes, initializers = [], []
@@ -196,7 +196,7 @@ def _tiny_bert(layers: int = 2) -> bytes:
 
 
 def test_bert_config_reads_sizes_off_the_tensors() -> None:
-    config = bert_config(bert_tensors(read_onnx(_tiny_bert())), attention_heads=2)
+    config = bert_config(bert_tensors(read_onnx(tiny_bert_onnx())), attention_heads=2)
     assert {
         key: config[key]
         for key in (
@@ -224,7 +224,7 @@ def test_bert_config_reads_sizes_off_the_tensors() -> None:
 
 
 def test_bert_folder_is_deterministic_and_cls_pooled(tmp_path: Path) -> None:
-    onnx = _tiny_bert()
+    onnx = tiny_bert_onnx()
     for folder in ("one", "two"):
         write_bert_folder(tmp_path / folder, onnx=onnx, tokenizer_json=b"{}", attention_heads=2)
     one, two = tmp_path / "one", tmp_path / "two"
