@@ -1,21 +1,29 @@
-"""Shared fixtures: the test stack's settings and clients, and isolated throwaway stacks.
+"""Shared fixtures: the test stack's settings and clients, isolated throwaway stacks, and
+the Python docs corpus.
 
 Integration tests run against the stack that `Settings.from_env()` describes: the local
 stack by default (started on demand), or external servers when CI sets
 `SYNOPSIS_WEAVIATE_URL` / `SYNOPSIS_OLLAMA_URL`.
+
+`corpus` tests share one load of the 530-page Python 3.11 HTML docs (`python_docs`): it
+takes minutes, so it happens once per session, and `-m "not corpus"` skips it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import weaviate
+from langchain_core.documents import Document
 
+from loaders import load
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
+from service.errors import LoaderError
 from service.settings import Settings
 from service.stack import LocalStack
 
@@ -23,6 +31,18 @@ from service.stack import LocalStack
 #: shifted by `offset` from the shared stack's. The binary cache stays shared, so nothing
 #: is rebuilt.
 IsolatedSettings = Callable[..., Settings]
+
+#: Debian's python3.11-doc: every page of the Python 3.11 HTML documentation.
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedCorpus:
+    """`PYTHON_DOCS` as `loaders.load` yields it, with the errors it reported and the time."""
+
+    documents: list[Document]
+    errors: list[LoaderError]
+    seconds: float
 
 
 @pytest.fixture(scope="session")
@@ -78,3 +98,14 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
         LocalStack(isolated).down()
         # Imported model blobs are large copies; keep the logs, drop the models.
         shutil.rmtree(isolated.data_dir / "ollama", ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def python_docs() -> LoadedCorpus:
+    """The whole Python docs, loaded once per session; tests must not modify them."""
+    if not PYTHON_DOCS.is_dir():
+        pytest.skip(f"{PYTHON_DOCS} is absent (install Debian's python3.11-doc)")
+    errors: list[LoaderError] = []
+    started = time.monotonic()
+    documents = list(load([str(PYTHON_DOCS)], on_error=errors.append))
+    return LoadedCorpus(documents, errors, time.monotonic() - started)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from bs4 import BeautifulSoup
 
 from loaders import load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, content_hash
-from service.errors import LoaderError
 from splitters.markdown_syntax import iter_code_blocks
+
+if TYPE_CHECKING:
+    from tests.conftest import LoadedCorpus
 
 CORPUS = Path("/usr/share/doc/python3.11/html")
 PAGES = 530
@@ -48,12 +50,11 @@ def _fenced_contents(markdown: str) -> list[str]:
     return contents
 
 
-def test_every_page_loads_with_byte_exact_code() -> None:
-    errors: list[LoaderError] = []
-    started = time.monotonic()
-    docs = list(load([str(CORPUS)], on_error=errors.append))
-    elapsed = time.monotonic() - started
-    print(f"loaded {len(docs)} pages in {elapsed:.1f} s")
+@pytest.mark.corpus
+def test_every_page_loads_with_byte_exact_code(python_docs: LoadedCorpus) -> None:
+    errors = python_docs.errors  # of `load([str(CORPUS)])`, run once per session
+    docs = python_docs.documents
+    print(f"loaded {len(docs)} pages in {python_docs.seconds:.1f} s")
     assert errors == []
     assert len(docs) == PAGES
     sources = [doc.metadata[SOURCE] for doc in docs]

@@ -1,21 +1,30 @@
-"""The whole Python 3.11 HTML documentation, loaded and split (takes a few minutes)."""
+"""The whole Python 3.11 HTML documentation, loaded and split (takes a few minutes).
+
+The documents are the session's one load of the corpus (`python_docs` in tests/conftest.py).
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from langchain_core.documents import Document
 
-from loaders import load
 from splitters import MarkdownHeaderSplitter, chunk_documents
 from splitters.markdown_syntax import fences_balanced, iter_code_blocks
+
+if TYPE_CHECKING:
+    from tests.conftest import LoadedCorpus
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 MAX_TOKENS = 500
 
-pytestmark = pytest.mark.skipif(not DOCS.is_dir(), reason="python3.11-doc is not installed")
+pytestmark = [
+    pytest.mark.corpus,
+    pytest.mark.skipif(not DOCS.is_dir(), reason="python3.11-doc is not installed"),
+]
 
 
 def code_blocks(markdown: str) -> list[tuple[str, str, str]]:
@@ -29,9 +38,8 @@ def code_blocks(markdown: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def corpus() -> tuple[list[Document], list[Document]]:
-    pages = sorted(str(p) for p in DOCS.rglob("*.html") if "_sources" not in p.parts)
-    documents = list(load(pages))
+def corpus(python_docs: LoadedCorpus) -> tuple[list[Document], list[Document]]:
+    documents = python_docs.documents
     return documents, list(chunk_documents(documents, max_tokens=MAX_TOKENS))
 
 
