@@ -1,4 +1,8 @@
-"""What the benchmark scripts share: machine facts and their sections of docs/benchmarks.md."""
+"""What the benchmark scripts share: machine facts and their sections of docs/benchmarks.md.
+
+The scripts run as `uv run python benchmarks/bench_X.py` from the repository root, so
+this directory is first on `sys.path` and they import this module as `report`.
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    uv run python scripts/bench_memory.py [--pages 50 150 530] [--prefix P] [--skip-search]
+    uv run python benchmarks/bench_memory.py [--pages 50 150 530] [--prefix P] [--skip-search]
 
 Each case runs in a subprocess of its own (this script with `--case`), which reports its
 peak resident set size (VmHWM from /proc/self/status) after the work, and its VmHWM
@@ -12,10 +12,10 @@ after the imports and setup, before the work. Cases:
   through `loaders.load` and `splitters.chunk_documents`, chunks counted and dropped —
   for N in `--pages`; then the largest of those pages alone, and, for contrast, all N
   pages held in lists (`list(load(...))`, `list(chunk_documents(...))`).
-* `search`: 32 threads, 200 `Synopsis.search` calls in the default mode (originals), over
+* `search`: 32 threads, 200 `Synopsis.search` calls in the default mode (joint), over
   the index of `--prefix` (default: the default collections).
 
-The ingest's peak RSS is measured by `scripts/bench_ingest.py` in its own process and
+The ingest's peak RSS is measured by `benchmarks/bench_ingest.py` in its own process and
 reported in its section. The figures go to the "memory" section of docs/benchmarks.md.
 """
 
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench_report import load_text, write_section
+from report import load_text, write_section
 
 REPORT = Path("docs/benchmarks.md")
 DOCS = Path("/usr/share/doc/python3.11/html")
@@ -212,11 +212,11 @@ def main() -> None:
             f"| {s['requests']} | {s['originals']} | {s['seconds']:.1f} | "
             f"{s['setup_mib']:.0f} | {s['peak_mib']:.0f} |\n\n"
             f"Index: the `{args.prefix or '(default)'}` collections; default mode "
-            "(originals), k = 5, "
+            "(joint), k = 5, "
             "10 distinct queries (so most embeddings come from the cache).\n\n"
         )
     command = (
-        "uv run python scripts/bench_memory.py"
+        "uv run python benchmarks/bench_memory.py"
         + (f" --prefix {args.prefix}" if args.prefix else "")
         + (" --skip-held" if args.skip_held else "")
     )

@@ -1,32 +1,38 @@
 """Benchmark: Synopsis's query path against the raw Weaviate floor, and reference resolution.
 
 Run from the repository root, against an index that holds the Python tutorial
-(`synopsis ingest /usr/share/doc/python3.11/html/tutorial/`):
+(`uv run synopsis ingest /usr/share/doc/python3.11/html/tutorial/`, summaries attached):
 
-    uv run python scripts/bench_query.py [--requests 200] [--rounds 2] [--callers 1 8 32]
+    uv run python benchmarks/bench_query.py [--requests 200] [--rounds 2] [--callers 1 8 32]
 
-or, without waiting for an LLM ingest, against a stand-in index of the same tutorial
-chunks whose "summaries" are extractive (the chunk's first 300 characters) and embedded
-like real ones, built in collections of its own:
-
-    uv run python scripts/bench_query.py --prefix BenchQuery --build-standin
+(`--prefix P` queries the collections of another index, built by `synopsis ingest`
+with `SYNOPSIS_COLLECTION_PREFIX=P`.)
 
 Two sections of docs/benchmarks.md are (re)written:
 
 * **query path** — a fixed list of 30 developer questions, asked round-robin by 1, 8
   and 32 threads, `--requests` requests per level and variant, variants interleaved
-  within each round so that the machine's load hits them alike:
+  within each round so that the machine's load hits them alike. Each Synopsis mode is
+  compared with the raw weaviate-client call it makes, plus the query embedding
+  (LangChain `OllamaEmbeddings.embed_query`, the same client Synopsis wraps, no cache):
 
-  - *floor*: the query embedding (LangChain `OllamaEmbeddings.embed_query`, the same
-    client Synopsis wraps, no cache) plus one raw weaviate-client hybrid query on
-    SummarizedDocuments with `return_references` to the originals (limit k);
-  - *floor, vector given*: the same hybrid query with the vector computed beforehand
-    (the floor a cached embedding can reach);
-  - *Synopsis summaries*: `Synopsis.search(SearchRequest(mode="summaries"))`, in process;
-  - *Synopsis fused*: the default mode (both legs, reciprocal-rank fusion).
+  - *floor joint*: one hybrid query over OriginalDocuments with the vector part on both
+    named vectors, `TargetVectors.manual_weights({"content": 1 - w, "summary": w})`
+    (w = `Settings.search_summary_weight`), BM25 over content, headers, identifiers
+    and the attached summary (limit k) — what `Store.search_originals` sends for the
+    default mode, `joint`;
+  - *floor originals*: the same over the `content` vector only, without the summary
+    property (the `originals` mode);
+  - *floor summaries*: a hybrid query on SummarizedDocuments with `return_references`
+    to the originals (limit k);
+  - each floor also with the vector computed beforehand (*vector given*: the floor a
+    cached embedding can reach);
+  - *Synopsis joint (default)*, *originals*, *summaries*, *fused*:
+    `Synopsis.search(search_request(settings, query, k=5, mode=...))`, in process.
 
-  Synopsis caches query embeddings (an LRU in `service.models.embed.Embedder`). *cold* runs
-  use an Embedder whose cache holds nothing, so every request embeds its query;
+  The main figure is *Synopsis joint (default), cold* over *floor joint, cold*.
+  Synopsis caches query embeddings (an LRU in `service.models.embed.Embedder`). *cold*
+  runs use an Embedder whose cache holds nothing, so every request embeds its query;
   *warm* runs use the normal Embedder after each of the 30 queries was asked once.
 
 * **reference resolution** — the summary leg's way of getting the originals (the
@@ -49,7 +55,6 @@ import os
 import platform
 import statistics
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -57,25 +62,29 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench_report import cpu_model, load_text, write_section
-from langchain_core.documents import Document
-from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, QueryReference
+from report import cpu_model, load_text, write_section
+from weaviate.classes.query import (
+    Filter,
+    HybridFusion,
+    MetadataQuery,
+    QueryReference,
+    TargetVectors,
+)
 
-from loaders import load
-from service.index.identifiers import extract_identifiers
-from service.index.identity import chunk_id, content_hash, summary_id
-from service.index.store import OriginalRecord, SummaryRecord, header_path
-from service.ingest.pipeline import indexed_text
+from service.index.records import CONTENT_VECTOR, SUMMARY_VECTOR
+from service.index.store import ORIGINAL_HIT_PROPERTIES
 from service.models.embed import Embedder, ollama_embeddings
-from service.query.search import SearchRequest
+from service.query.search import SearchRequest, search_request
 from service.settings import Settings
 from service.synopsis import Synopsis
-from splitters import chunk_documents
 
 REPORT = Path("docs/benchmarks.md")
-TUTORIAL = Path("/usr/share/doc/python3.11/html/tutorial")
 K = 5
-ORIGINAL_PROPERTIES = ["content", "source", "title", "headers", "chunk_index"]
+ORIGINAL_PROPERTIES = ORIGINAL_HIT_PROPERTIES  # what a hit shows of an original
+
+# The variants whose ratio is the headline figure.
+JOINT_FLOOR_COLD = "floor joint, cold (embed + hybrid, both vectors)"
+JOINT_COLD = "Synopsis joint (default), cold"
 
 # Asked the way a developer types into a search box; written for this benchmark.
 QUERIES = [
@@ -154,9 +163,10 @@ def run_level(
 
 
 class Floor:
-    """The raw weaviate-client query that one Synopsis mode is compared with: a hybrid
-    query over the summaries resolving their originals (`summaries` mode), or over the
-    chunks themselves (`originals` mode, the default)."""
+    """The raw weaviate-client query that one Synopsis mode makes: a hybrid query over the
+    chunks with both named vectors and the summary's text (`joint` mode, the default),
+    over the chunks' `content` vector alone (`originals` mode), or over the summaries
+    resolving their originals (`summaries` mode)."""
 
     def __init__(self, synopsis: Synopsis, settings: Settings, *, over: str) -> None:
         self.over = over
@@ -164,10 +174,26 @@ class Floor:
         self.collection = store.summaries if over == "summaries" else store.originals
         self.embeddings = ollama_embeddings(settings)
         self.vectors: dict[str, list[float]] = {}
+        self.alpha = settings.search_alpha
+        self.summary_weight = settings.search_summary_weight
+        self.summary_keywords = settings.search_summary_keywords
 
     def hybrid(self, query: str, vector: list[float], limit: int = K) -> Any:
-        if self.over == "originals":
+        if self.over == "joint":
             shape: dict[str, Any] = {
+                "target_vector": TargetVectors.manual_weights(
+                    {
+                        CONTENT_VECTOR: 1.0 - self.summary_weight,
+                        SUMMARY_VECTOR: self.summary_weight,
+                    }
+                ),
+                "query_properties": ["content", "headers", "identifiers"]
+                + (["summary"] if self.summary_keywords else []),
+                "return_properties": ORIGINAL_PROPERTIES,
+            }
+        elif self.over == "originals":
+            shape = {
+                "target_vector": CONTENT_VECTOR,
                 "query_properties": ["content", "headers", "identifiers"],
                 "return_properties": ORIGINAL_PROPERTIES,
             }
@@ -182,7 +208,7 @@ class Floor:
         return self.collection.query.hybrid(
             query,
             vector=vector,
-            alpha=0.5,
+            alpha=self.alpha,
             fusion_type=HybridFusion.RELATIVE_SCORE,
             limit=limit,
             return_metadata=MetadataQuery(score=True),
@@ -203,7 +229,6 @@ def bench_query_path(
     requests: int,
     rounds: int,
     command: str,
-    corpus: str,
 ) -> str:
     warm = Synopsis.open(settings)
     cold = Synopsis(
@@ -216,28 +241,35 @@ def bench_query_path(
     )
     try:
         stats = warm.stats()
+        pending = warm.pending_summaries()
+        if pending:
+            print(f"warning: {pending} chunks have no summary attached yet", flush=True)
         floor = Floor(warm, settings, over="summaries")
         floor.vectors = {query: floor.embeddings.embed_query(query) for query in QUERIES}
         chunk_floor = Floor(warm, settings, over="originals")
         chunk_floor.vectors = floor.vectors
+        joint_floor = Floor(warm, settings, over="joint")
+        joint_floor.vectors = floor.vectors
         for query in QUERIES:  # warm the LRU and check every query finds something
-            if not warm.search(SearchRequest(query=query, k=K, mode="summaries")):
-                raise SystemExit(f"no hits for {query!r}: is the tutorial ingested?")
-            warm.search(SearchRequest(query=query, k=K))
+            for mode in ("joint", "summaries"):
+                if not warm.search(request(settings, query, mode)):
+                    raise SystemExit(f"no {mode} hits for {query!r}: is the tutorial ingested?")
 
         def synopsis_call(instance: Synopsis, mode: str) -> Callable[[str], object]:
-            return lambda query: instance.search(
-                SearchRequest(query=query, k=K, mode=mode)  # type: ignore[arg-type]
-            )
+            return lambda query: instance.search(request(settings, query, mode))
 
         variants: dict[str, Callable[[str], object]] = {
+            JOINT_FLOOR_COLD: joint_floor.cold,
+            JOINT_COLD: synopsis_call(cold, "joint"),
             "floor originals, cold (embed + hybrid)": chunk_floor.cold,
-            "Synopsis originals (default), cold": synopsis_call(cold, "originals"),
+            "Synopsis originals, cold": synopsis_call(cold, "originals"),
             "floor summaries, cold (embed + hybrid + refs)": floor.cold,
             "Synopsis summaries, cold": synopsis_call(cold, "summaries"),
             "Synopsis fused, cold": synopsis_call(cold, "fused"),
+            "floor joint, vector given": joint_floor.given,
+            "Synopsis joint (default), warm": synopsis_call(warm, "joint"),
             "floor originals, vector given": chunk_floor.given,
-            "Synopsis originals (default), warm": synopsis_call(warm, "originals"),
+            "Synopsis originals, warm": synopsis_call(warm, "originals"),
             "floor summaries, vector given": floor.given,
             "Synopsis summaries, warm": synopsis_call(warm, "summaries"),
             "Synopsis fused, warm": synopsis_call(warm, "fused"),
@@ -260,20 +292,19 @@ def bench_query_path(
                     series[(name, level)].add(latencies, wall)
                     p50[name] = statistics.median(latencies)
                     print(
-                        f"round {round_index + 1} callers {level:2} {name:46} "
+                        f"round {round_index + 1} callers {level:2} {name:50} "
                         f"p50 {p50[name] * 1000:7.1f} ms  {requests / wall:6.1f} req/s",
                         flush=True,
                     )
-                ratios[level].append(
-                    p50["Synopsis originals (default), cold"]
-                    / p50["floor originals, cold (embed + hybrid)"]
-                )
+                ratios[level].append(p50[JOINT_COLD] / p50[JOINT_FLOOR_COLD])
         elapsed = time.perf_counter() - started
         load_after = load_text()
         overhead = synopsis_overhead(warm, settings)
         weaviate_version = str(warm.client.get_meta().get("version", "?"))
     finally:
         cold.searcher.close()
+        cold.embedder.close()
+        cold.answerer.close()
         warm.close()
 
     rows = []
@@ -292,6 +323,7 @@ def bench_query_path(
     def ratio(level: int, name: str, base: str) -> float:
         return series[(name, level)].pct(50) / series[(base, level)].pct(50)
 
+    joint_cold, joint_given = JOINT_FLOOR_COLD, "floor joint, vector given"
     chunks_cold, chunks_given = (
         "floor originals, cold (embed + hybrid)",
         "floor originals, vector given",
@@ -301,19 +333,22 @@ def bench_query_path(
         "floor summaries, vector given",
     )
     ratio_rows = [
-        f"| {level} | {ratio(level, 'Synopsis originals (default), cold', chunks_cold):.2f} "
+        f"| {level} | {ratio(level, JOINT_COLD, joint_cold):.2f} "
         f"({', '.join(f'{r:.2f}' for r in ratios[level])}) "
-        f"| {ratio(level, 'Synopsis originals (default), warm', chunks_given):.2f} "
+        f"| {ratio(level, 'Synopsis joint (default), warm', joint_given):.2f} "
+        f"| {ratio(level, 'Synopsis originals, cold', chunks_cold):.2f} "
+        f"| {ratio(level, 'Synopsis originals, warm', chunks_given):.2f} "
         f"| {ratio(level, 'Synopsis summaries, cold', summaries_cold):.2f} "
         f"| {ratio(level, 'Synopsis summaries, warm', summaries_given):.2f} "
         f"| {ratio(level, 'Synopsis fused, cold', summaries_cold):.2f} |"
         for level in callers
     ]
     ratio_table = (
-        "| callers | originals (default) cold / its floor cold (per round) "
-        "| originals warm / its floor, vector given "
+        "| callers | joint (default) cold / its floor cold (per round) "
+        "| joint warm / its floor, vector given "
+        "| originals cold / its floor cold | originals warm / its floor, vector given "
         "| summaries cold / its floor cold | summaries warm / its floor, vector given "
-        "| fused cold / summaries floor cold |\n|---:|---|---:|---:|---:|---:|\n"
+        "| fused cold / summaries floor cold |\n|---:|---|---:|---:|---:|---:|---:|---:|\n"
         + "\n".join(ratio_rows)
     )
     overhead_table = "| call (1 caller, 100 each) | p50 ms |\n|---|---:|\n" + "\n".join(
@@ -325,9 +360,10 @@ def bench_query_path(
         f"(1/5/15 min) {load_before} before, {load_after} after; the cores are shared with "
         "other test runs, so compare rows of this run with each other, not with other runs\n"
         f"- corpus: {stats.get('originals')} originals, {stats.get('summaries')} summaries "
-        f"in the `{settings.collection_prefix or '(default)'}` collections; k = {K}"
-        + (f"; {corpus}" if corpus else "")
-        + "\n"
+        f"in the `{settings.collection_prefix or '(default)'}` collections ({pending} chunks "
+        f"without an attached summary); k = {K}; joint mode: summary weight "
+        f"{settings.search_summary_weight}, summary keywords "
+        f"{'on' if settings.search_summary_keywords else 'off'}\n"
         f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
         f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
         f"- Weaviate {weaviate_version} (local stack), weaviate-client "
@@ -338,7 +374,7 @@ def bench_query_path(
         "## Query path: Synopsis against the raw Weaviate floor\n\n"
         f"```sh\n{command}\n```\n\n{facts}\n\n{table}\n\n"
         "Ratios of p50 latencies (goal: Synopsis p50 ≤ 1.15 × the floor's p50 for the same "
-        "mode):\n\n"
+        "mode; the main figure is the default mode, *joint*, cold):\n\n"
         f"{ratio_table}\n\n"
         "Where Synopsis's time goes besides the hybrid query, per search:\n\n"
         f"{overhead_table}\n\n"
@@ -349,9 +385,11 @@ def bench_query_path(
         "  `service.models.embed.Embedder`, safe because a text always has the same vector for\n"
         "  one model); a repeated query skips the model call. Its fair floor is the hybrid\n"
         "  query with the vector given.\n"
-        "- The default mode, *originals*, is one hybrid query over the chunks plus one\n"
-        "  `fetch_objects` that attaches each hit's stored summary; its floor is the\n"
-        "  hybrid query over the chunks alone.\n"
+        "- The default mode, *joint*, is one hybrid query over the chunks, scored by both\n"
+        "  named vectors (`content` and `summary`, weighted) and by BM25 over the chunk and\n"
+        "  its attached summary, plus one `fetch_objects` on SummarizedDocuments that\n"
+        "  attaches each hit's stored summary; its floor is that hybrid query alone.\n"
+        "  *originals* is the same over the `content` vector, without the summary's text.\n"
         "- Synopsis's summary leg asks Weaviate for 3 × k summaries (it de-duplicates by\n"
         "  original and may apply the distance gate); vectors come back only when the gate\n"
         "  or `explain` needs distances. Whether the collections exist and match the\n"
@@ -365,17 +403,11 @@ def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float
     """Median time of the Weaviate calls behind one search, each alone (vector given)."""
     store = synopsis.store
     vector = synopsis.embedder.embed_query(QUERIES[0])
-    chunk_hits = synopsis.search(SearchRequest(query=QUERIES[0], k=K, mode="originals"))
-    ids = [hit.id for hit in chunk_hits]
+    hits = synopsis.search(request(settings, QUERIES[0], "joint"))
+    ids = [hit.id for hit in hits]
     summary_floor = Floor(synopsis, settings, over="summaries")
     chunk_floor = Floor(synopsis, settings, over="originals")
-
-    def attach_summaries() -> None:
-        store.summaries.query.fetch_objects(
-            filters=Filter.by_property("original_id").contains_any(ids),
-            limit=len(ids) * 2,
-            return_properties=["summary", "original_id"],
-        )
+    joint_floor = Floor(synopsis, settings, over="joint")
 
     calls: dict[str, Callable[[], object]] = {
         "store.exists() (cached after the first call)": store.exists,
@@ -383,12 +415,17 @@ def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float
             embedding_model=synopsis.embedder.model
         ),
         "embedding, LRU hit": lambda: synopsis.embedder.embed_query(QUERIES[0]),
-        f"originals mode: hybrid over the chunks, limit {K}": lambda: chunk_floor.hybrid(
-            QUERIES[0], vector
+        f"joint mode: hybrid over the chunks, both vectors, limit {K}": functools.partial(
+            joint_floor.hybrid, QUERIES[0], vector
         ),
-        f"originals mode: summaries of the {K} hits (fetch_objects)": attach_summaries,
-        f"summaries mode: hybrid + refs, limit {3 * K}": lambda: summary_floor.hybrid(
-            QUERIES[0], vector, 3 * K
+        f"originals mode: hybrid over the chunks, content vector, limit {K}": functools.partial(
+            chunk_floor.hybrid, QUERIES[0], vector
+        ),
+        f"joint/originals mode: summaries of the {K} hits (store.summaries_of)": (
+            functools.partial(store.summaries_of, ids)
+        ),
+        f"summaries mode: hybrid + refs, limit {3 * K}": functools.partial(
+            summary_floor.hybrid, QUERIES[0], vector, 3 * K
         ),
     }
     medians: dict[str, float] = {}
@@ -402,9 +439,7 @@ def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float
     return medians
 
 
-def bench_references(
-    settings: Settings, *, reps: int, limits: Sequence[int], command: str, corpus: str
-) -> str:
+def bench_references(settings: Settings, *, reps: int, limits: Sequence[int], command: str) -> str:
     synopsis = Synopsis.open(settings)
     try:
         summaries = synopsis.store.summaries
@@ -510,9 +545,7 @@ def bench_references(
     facts = (
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} "
         f"logical cores, load average {load_before} before, {load_after} after\n"
-        f"- corpus: the `{settings.collection_prefix or '(default)'}` collections"
-        + (f"; {corpus}" if corpus else "")
-        + "\n"
+        f"- corpus: the `{settings.collection_prefix or '(default)'}` collections\n"
         f"- {reps} requests per method, limit and caller count, methods interleaved in blocks "
         f"of 20; query vectors computed beforehand (only Weaviate is timed); both methods "
         "were checked to return the same originals in the same order for every query"
@@ -534,83 +567,9 @@ def _call_with_limit(method: Callable[[str, int], list[str]], limit: int, query:
     return method(query, limit)
 
 
-def build_standin(settings: Settings) -> str:
-    """Index the tutorial's chunks with extractive summaries (no LLM) under the prefix."""
-    if not settings.collection_prefix:
-        raise SystemExit("--build-standin needs --prefix: the default collections are not touched")
-    synopsis = Synopsis.open(settings)
-    model, version = "extractive-standin", "bench"
-    try:
-        store, embedder = synopsis.store, synopsis.embedder
-        if store.exists():
-            store.drop()
-        store.ensure_schema(embedding_model=embedder.model, dimension=embedder.dimension())
-        count = 0
-        for document in load([str(TUTORIAL)]):
-            chunks: dict[uuid.UUID, tuple[Document, str]] = {}
-            for chunk in chunk_documents([document], max_tokens=settings.max_tokens):
-                headers = list(chunk.metadata.get("headers") or [])
-                chash = content_hash(header_path(headers) + "\n\n" + chunk.page_content)
-                chunks.setdefault(chunk_id(str(chunk.metadata["source"]), chash), (chunk, chash))
-            originals, summaries = [], []
-            texts = [
-                indexed_text(c.metadata.get("headers") or [], c.page_content)
-                for c, _ in chunks.values()
-            ]
-            extracts = [" ".join(c.page_content.split())[:300] for c, _ in chunks.values()]
-            vectors = embedder.embed_documents(texts)
-            summary_vectors = embedder.embed_documents(
-                [
-                    indexed_text(c.metadata.get("headers") or [], e)
-                    for (c, _), e in zip(chunks.values(), extracts, strict=True)
-                ]
-            )
-            for (cid, (chunk, chash)), vector, extract, svector in zip(
-                chunks.items(), vectors, extracts, summary_vectors, strict=True
-            ):
-                meta = chunk.metadata
-                headers = list(meta.get("headers") or [])
-                identifiers = extract_identifiers(chunk.page_content)
-                originals.append(
-                    OriginalRecord(
-                        id=cid,
-                        source=str(meta["source"]),
-                        title=str(meta.get("title") or ""),
-                        headers=headers,
-                        chunk_index=int(meta["chunk_index"]),
-                        content=chunk.page_content,
-                        content_hash=chash,
-                        identifiers=identifiers,
-                        vector=vector,
-                    )
-                )
-                summaries.append(
-                    SummaryRecord(
-                        id=summary_id(cid, model, version),
-                        original_id=cid,
-                        source=str(meta["source"]),
-                        title=str(meta.get("title") or ""),
-                        headers=headers,
-                        summary=extract,
-                        content_hash=chash,
-                        model=model,
-                        prompt_version=version,
-                        kind="extractive",
-                        reason="benchmark stand-in",
-                        identifiers=identifiers,
-                        vector=svector,
-                    )
-                )
-            store.write_originals(originals)
-            store.write_summaries(summaries)
-            count += len(originals)
-    finally:
-        synopsis.close()
-    return (
-        f"stand-in index `{settings.collection_prefix}*`: the {count} chunks of `{TUTORIAL}` "
-        "with real embeddings; each summary is the chunk's first 300 characters, not an LLM "
-        "summary (same shapes and sizes for Weaviate, different text)"
-    )
+def request(settings: Settings, query: str, mode: str) -> SearchRequest:
+    """The request `synopsis search QUERY --k 5 --mode MODE` makes (the settings' defaults)."""
+    return search_request(settings, query, k=K, mode=mode)
 
 
 def main() -> None:
@@ -622,32 +581,11 @@ def main() -> None:
     parser.add_argument("--skip-query", action="store_true", help="only reference resolution")
     parser.add_argument("--skip-refs", action="store_true", help="only the query path")
     parser.add_argument("--prefix", default="", help="collection prefix of the index to query")
-    parser.add_argument(
-        "--build-standin",
-        action="store_true",
-        help="first (re)build a stand-in index of the tutorial under --prefix (no LLM)",
-    )
-    parser.add_argument(
-        "--drop-standin", action="store_true", help="drop the --prefix collections at the end"
-    )
     args = parser.parse_args()
     settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
-    command = "uv run python scripts/bench_query.py" + (
-        f" --prefix {args.prefix}" + (" --build-standin" if args.build_standin else "")
-        if args.prefix
-        else ""
+    command = "uv run python benchmarks/bench_query.py" + (
+        f" --prefix {args.prefix}" if args.prefix else ""
     )
-    corpus = build_standin(settings) if args.build_standin else ""
-    try:
-        run(settings, args, command, corpus)
-    finally:
-        if args.drop_standin and args.prefix:
-            with Synopsis.open(settings) as synopsis:
-                if synopsis.store.exists():
-                    synopsis.store.drop()
-
-
-def run(settings: Settings, args: argparse.Namespace, command: str, corpus: str) -> None:
     if not args.skip_query:
         section = bench_query_path(
             settings,
@@ -655,13 +593,12 @@ def run(settings: Settings, args: argparse.Namespace, command: str, corpus: str)
             requests=args.requests,
             rounds=args.rounds,
             command=command,
-            corpus=corpus,
         )
         print(section)
         write_section(REPORT, "query", section)
     if not args.skip_refs:
         section = bench_references(
-            settings, reps=args.ref_requests, limits=(5, 15, 20, 60), command=command, corpus=corpus
+            settings, reps=args.ref_requests, limits=(5, 15, 20, 60), command=command
         )
         print(section)
         write_section(REPORT, "references", section)

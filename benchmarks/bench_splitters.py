@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    uv run python scripts/bench_splitters.py [HTML_DIR] [--max-tokens N] [--runs N]
+    uv run python benchmarks/bench_splitters.py [HTML_DIR] [--max-tokens N] [--runs N]
 
 Loads every HTML page of HTML_DIR (default: Debian's python3.11-doc) once with
 `loaders.load` (timed separately), then splits the same Markdown with:
@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from bench_report import cpu_model
 from langchain_core.documents import Document
 from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
+from report import cpu_model
 
 from loaders import load
 from splitters import MarkdownHeaderSplitter, chunk_documents
 from splitters.encoding import cl100k_base, count_tokens
-from splitters.fences import fences_balanced, iter_code_blocks
+from splitters.markdown_syntax import fences_balanced, iter_code_blocks
 
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html")
 REPORT = Path("docs/splitting.md")
@@ -192,7 +192,7 @@ def main() -> None:
         "# Splitting benchmark\n\n"
         "Synopsis's splitters against LangChain's on the Python 3.11 documentation,\n"
         "in the same process, on the same Markdown. Reproduce with:\n\n"
-        "```sh\nuv run python scripts/bench_splitters.py\n```\n\n"
+        "```sh\nuv run python benchmarks/bench_splitters.py\n```\n\n"
         f"{table}\n\n{facts}\n\n"
         "How to read it:\n\n"
         "- *over limit*: chunks with more tokens than the limit. Ours are all single lines\n"

@@ -2,7 +2,7 @@
 
 Run from the repository root (the local stack must be up, or startable):
 
-    uv run python scripts/bench_embed.py [--rounds 2]
+    uv run python benchmarks/bench_embed.py [--rounds 2]
 
 It chunks the Python 3.11 tutorial the way the ingest does (216 chunks, header path
 prepended) and embeds every chunk with the configured embedding model twice per round,
@@ -27,10 +27,10 @@ import statistics
 import time
 from pathlib import Path
 
-from bench_report import cpu_model, load_text, write_section
+from report import cpu_model, load_text, write_section
 
 from loaders import load
-from service.ingest.pipeline import indexed_text
+from service.index.records import indexed_text
 from service.models.embed import Embedder, ollama_embeddings
 from service.settings import Settings
 from splitters import chunk_documents
@@ -82,7 +82,7 @@ def main() -> None:
     )
     section = (
         "## Embedding the chunks\n\n"
-        "```sh\nuv run python scripts/bench_embed.py\n```\n\n"
+        "```sh\nuv run python benchmarks/bench_embed.py\n```\n\n"
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} "
         f"logical cores, {cpu_model()}; load average {load_before} before, {load_text()} "
         "after\n"

@@ -2,7 +2,7 @@
 
 Run from the repository root (the local stack must be up, or startable):
 
-    uv run python scripts/bench_ingest.py [--sources PAGE ...] [--tutorial-log FILE]
+    uv run python benchmarks/bench_ingest.py [--sources PAGE ...] [--tutorial-log FILE]
 
 It ingests `--sources` (default: three small pages of the Python tutorial, 19 chunks; a
 name without a slash is taken from the tutorial directory) into collections of their own
@@ -15,7 +15,8 @@ Reported, and written to the "ingestion" section of docs/benchmarks.md:
   write, and what no stage accounts for), LLM calls, wall time per summarized chunk,
   and the CPU the Ollama server and its runners used while chunks were being summarized
   (utime + stime from /proc of the pid in `<data_dir>/run/ollama.pid` and its children,
-  read at the start and end of each source's summarize stage) — average cores busy, next
+  read at the start and end of each source's summarize stage; the ingest writes every
+  source's chunks first, then summarizes them source by source) — average cores busy, next
   to the whole machine's busy cores over the same intervals;
 * the re-ingest of the unchanged sources: LLM calls (goal 0) and wall time as a share
   of the first ingest's (goal ≤ 5 %);
@@ -38,14 +39,14 @@ import threading
 import time
 from pathlib import Path
 
-from bench_report import cpu_model, load_text, write_section
+from report import cpu_model, load_text, write_section
 
 from service.ingest.pipeline import IngestEvent, IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 
 REPORT = Path("docs/benchmarks.md")
-COMMAND = "uv run python scripts/bench_ingest.py"
+COMMAND = "uv run python benchmarks/bench_ingest.py"
 TUTORIAL = Path("/usr/share/doc/python3.11/html/tutorial")
 # Three small pages (19 chunks): a first ingest of the whole tutorial (216 chunks) costs
 # about an hour of LLM time on two shared cores; pass --sources for more.
@@ -109,14 +110,15 @@ class CpuMeter:
         return Mark(time.perf_counter(), process_ticks(self.ollama_pid), busy, total)
 
     def on_event(self, event: IngestEvent) -> None:
+        """The ingest writes every source's chunks first, then summarizes source after
+        source; no event opens a summarize stage, so every other event marks a possible
+        start, and the last summary of a source closes the interval."""
         with self._lock:
-            if event.stage == "split":
+            if event.stage != "summarize":
                 self._open = self.mark()
-            elif event.stage == "summarize" and event.done == event.total and self._open:
+            elif event.done == event.total and self._open:
                 self.intervals.append((self._open, self.mark()))
                 self._open = None
-            elif event.stage == "embed":
-                self._open = None  # nothing was summarized for this source
 
     @staticmethod
     def cores(start: Mark, end: Mark) -> tuple[float, float, float]:
