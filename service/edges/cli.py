@@ -165,6 +165,7 @@ def chunk(
 ) -> None:
     """Load and split SOURCES (files, directories, URLs) without indexing them."""
     from loaders import load
+    from service.index.records import header_path
     from splitters import chunk_documents
 
     failures: list[str] = []
@@ -196,7 +197,7 @@ def chunk(
                 record |= {"page_start": meta["page_start"], "page_end": meta["page_end"]}
             click.echo(json.dumps(record, ensure_ascii=False))
         else:
-            path = " > ".join(meta.get("headers") or []) or "(no header)"
+            path = header_path(meta.get("headers") or []) or "(no header)"
             preview = " ".join(piece.page_content.split())[:160]
             click.echo(
                 f"[{meta['chunk_index']}] {meta['source']} § {path} ({meta['tokens']} tokens)"
@@ -295,6 +296,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Search the index for QUERY and print the original chunks that match."""
+    from service.index.records import header_path
     from service.query.search import search_request
 
     request = search_request(
@@ -312,13 +314,19 @@ def search(
     request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:
         hits = synopsis.search(request)
+        pending = synopsis.pending_summaries() if request.mode != "originals" else 0
+    if pending:
+        _report(
+            f"{pending} chunks are still waiting for their summary (an ingest is running or "
+            "was interrupted: run `synopsis ingest` again); they are searched by their text"
+        )
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return
     if not hits:
         click.echo("no results")
     for rank, hit in enumerate(hits, start=1):
-        path = " > ".join(hit.headers)
+        path = header_path(hit.headers)
         click.echo(f"{rank}. {path}  [{hit.leg} {hit.score:.3f}]")
         click.echo(f"   {hit.source}")
         if hit.summary:  # on one line: a summary's own "1." must not look like a rank

@@ -35,6 +35,7 @@ from loaders import LoadOptions, load
 from service.errors import LoaderError
 from service.index.identifiers import extract_identifiers
 from service.index.identity import chunk_id, content_hash, summary_id
+from service.index.interfaces import IngestStore
 from service.index.records import (
     OriginalRecord,
     SourceRecord,
@@ -44,7 +45,6 @@ from service.index.records import (
     indexed_text,
     now,
 )
-from service.index.store import Store
 from service.ingest.attach import attachment, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
@@ -117,7 +117,7 @@ class Ingestor:
     def __init__(
         self,
         *,
-        store: Store,
+        store: IngestStore,
         summarizer: Summarizer,
         embedder: Embedder,
         max_tokens: int = 500,

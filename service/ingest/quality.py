@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.index.identifiers import extract_identifiers
+from service.index.records import header_path
 from service.settings import Settings
 
 __all__ = [
@@ -260,7 +261,7 @@ def chunk_identifiers(chunk_text: str, *, limit: int = 12) -> list[str]:
 
 def extractive_summary(chunk_text: str, headers: Sequence[str]) -> str:
     """The fallback: header path, the chunk's lead sentence(s), the identifiers it covers."""
-    parts = [" > ".join(headers)] if headers else []
+    parts = [header_path(headers)] if headers else []
     lead = lead_sentences(chunk_text)
     if lead:
         parts.append(lead)

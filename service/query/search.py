@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from service.errors import SearchError
 from service.index.identifiers import extract_identifiers
+from service.index.interfaces import SearchStore
 from service.index.records import CONTENT_VECTOR, SUMMARY_VECTOR
-from service.index.store import HybridQuery, Match, SearchFilters, Store
+from service.index.store import HybridQuery, Match, SearchFilters
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 
@@ -163,7 +164,7 @@ class Hit:
 class Searcher:
     """Runs searches against one store with one embedder."""
 
-    def __init__(self, store: Store, embedder: Embedder) -> None:
+    def __init__(self, store: SearchStore, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="synopsis-search")
@@ -332,8 +333,9 @@ def _keyword_query(query: str) -> str:
 
 def _nearest(query: Sequence[float], match: Match, names: Sequence[str]) -> float | None:
     """The smallest cosine distance from the query to the match's named vectors."""
-    distances = [d for name in names if (d := _distance(query, match.vectors.get(name)))]
-    return min(distances) if distances else None
+    distances = [_distance(query, match.vectors.get(name)) for name in names]
+    known = [d for d in distances if d is not None]
+    return min(known) if known else None
 
 
 def _distance(query: Sequence[float], vector: Sequence[float] | None) -> float | None:

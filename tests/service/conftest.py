@@ -80,6 +80,8 @@ class Census:
     dangling_summaries: list[uuid.UUID]  # reference missing, not one, or not its original_id
     originals_without_one_summary: dict[uuid.UUID, int]  # original → its number of summaries
     duplicate_chunks: list[tuple[str, str]]  # (source, content hash) stored more than once
+    # Originals whose attached summary id is not the id of one of their stored summaries.
+    unattached_originals: list[uuid.UUID]
 
     @property
     def broken(self) -> bool:
@@ -90,10 +92,12 @@ class Census:
 
 def census(store: Store) -> Census:
     """Read both collections whole and check the invariants of ARCHITECTURE.md."""
-    originals: dict[uuid.UUID, tuple[str, str]] = {
-        obj.uuid: (str(obj.properties["source"]), str(obj.properties["content_hash"]))
-        for obj in store.originals.iterator(return_properties=["source", "content_hash"])
-    }
+    originals: dict[uuid.UUID, tuple[str, str]] = {}
+    attached: dict[uuid.UUID, str] = {}
+    for obj in store.originals.iterator(return_properties=["source", "content_hash", "summary_id"]):
+        originals[obj.uuid] = (str(obj.properties["source"]), str(obj.properties["content_hash"]))
+        attached[obj.uuid] = str(obj.properties.get("summary_id") or "")
+    summary_ids: dict[uuid.UUID, set[str]] = {}
     per_original: Counter[uuid.UUID] = Counter()
     summaries: Counter[str] = Counter()
     dangling: list[uuid.UUID] = []
@@ -108,6 +112,7 @@ def census(store: Store) -> Census:
         if targets != [original_id] or original_id not in originals:
             dangling.append(obj.uuid)
         per_original[original_id] += 1
+        summary_ids.setdefault(original_id, set()).add(str(obj.uuid))
     chunks = Counter(originals.values())
     return Census(
         originals=Counter(source for source, _ in originals.values()),
@@ -119,6 +124,11 @@ def census(store: Store) -> Census:
             if per_original[original] != 1
         },
         duplicate_chunks=[chunk for chunk, count in chunks.items() if count > 1],
+        unattached_originals=[
+            original
+            for original, summary in attached.items()
+            if summary not in summary_ids.get(original, set())
+        ],
     )
 
 
@@ -128,6 +138,7 @@ def assert_invariants(store: Store) -> Census:
     assert found.dangling_summaries == []
     assert found.originals_without_one_summary == {}
     assert found.duplicate_chunks == []
+    assert found.unattached_originals == []
     return found
 
 

@@ -1,0 +1,104 @@
+"""The ingest pipeline's logic on an in-memory store: two phases, repair, the filter."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from service.ingest.pipeline import Ingestor
+from service.ingest.summarize import Summarizer
+from service.models.embed import Embedder
+from tests.service.fakes import MemoryStore
+
+SOURCE = "guide.md"
+PAGE = Document(
+    page_content=(
+        "# Guide\n\n## Install\n\nRun `pip install thing` to install the package.\n\n"
+        "## Configure\n\nSet `THING_HOME` to the directory that holds the settings.\n\n"
+        "## Run\n\nStart it with `thing serve --port 8000` and open the page.\n"
+    ),
+    metadata={"source": SOURCE, "title": "Guide"},
+)
+CHUNKS = 3
+REPLY = "Explains how to set this up, with the commands and names it needs."
+
+
+def _ingestor(store: MemoryStore, *, min_similarity: float = -1.0) -> Ingestor:
+    summarizer = Summarizer(
+        FakeListChatModel(responses=[REPLY] * 20), model_name="fake", concurrency=1
+    )
+    embedder = Embedder(DeterministicFakeEmbedding(size=8), model="fake-embedding")
+    return Ingestor(
+        store=store, summarizer=summarizer, embedder=embedder, min_similarity=min_similarity
+    )
+
+
+def test_chunks_are_written_before_any_summary_and_every_chunk_gets_one() -> None:
+    store = MemoryStore()
+    report = _ingestor(store).ingest_documents([PAGE])
+    assert store.log == [
+        "record:ingesting",
+        "originals",
+        "summaries",
+        "attach",
+        "record:complete",
+    ]
+    assert (report.new_chunks, report.llm_calls, len(store.summaries)) == (CHUNKS, CHUNKS, CHUNKS)
+    assert store.pending() == 0
+    assert {a.text for a in store.attached.values()} == {REPLY}
+    assert store.sources[SOURCE].pending == 0
+
+
+def test_every_source_is_searchable_before_the_first_summary_is_written() -> None:
+    store = MemoryStore()
+    other = Document(page_content="# Other\n\nText of another page.\n", metadata={"source": "o.md"})
+    _ingestor(store).ingest_documents([PAGE, other])
+    first_summaries = store.log.index("summaries")
+    assert store.log[:first_summaries] == [
+        "record:ingesting",
+        "originals",
+        "record:ingesting",
+        "originals",
+    ]
+
+
+def test_an_unchanged_source_makes_no_call_and_no_write() -> None:
+    store = MemoryStore()
+    _ingestor(store).ingest_documents([PAGE])
+    store.log.clear()
+    report = _ingestor(store).ingest_documents([PAGE])
+    assert (report.unchanged_sources, report.llm_calls, report.objects_written) == (1, 0, 0)
+    assert store.log == []
+
+
+@pytest.mark.parametrize("failing_step", ["summaries", "attach"])
+def test_an_ingest_stopped_in_phase_two_is_finished_by_the_next(failing_step: str) -> None:
+    store = MemoryStore()
+    store.fail_on = failing_step
+    with pytest.raises(RuntimeError, match="injected"):
+        _ingestor(store).ingest_documents([PAGE])
+    record = store.sources[SOURCE]
+    assert (record.status, record.pending, store.pending()) == ("ingesting", CHUNKS, CHUNKS)
+    assert len(store.originals) == CHUNKS  # searchable by their text meanwhile
+
+    store.fail_on = None
+    report = _ingestor(store).ingest_documents([PAGE])
+    assert (report.new_chunks, report.unchanged_chunks) == (0, CHUNKS)
+    # Summaries written before the stop come from the cache; the rest from the model.
+    assert report.llm_calls + report.cached_summaries == CHUNKS
+    assert report.cached_summaries == (CHUNKS if failing_step == "attach" else 0)
+    assert store.sources[SOURCE].status == "complete"
+    assert store.pending() == 0
+    assert {s.original_id for s in store.summaries.values()} == set(store.originals)
+
+
+def test_a_summary_below_the_threshold_is_kept_but_not_attached() -> None:
+    store = MemoryStore()
+    report = _ingestor(store, min_similarity=1.01).ingest_documents([PAGE])
+    assert (report.filtered_summaries, len(store.summaries)) == (CHUNKS, CHUNKS)
+    for oid, original in store.originals.items():
+        assert store.attached[oid].text == ""
+        assert store.summary_vectors[oid] == original.vector  # its own vector, not the summary's
+    assert all(-1.0 <= s.similarity <= 1.0 for s in store.summaries.values())
