@@ -1,0 +1,118 @@
+"""The default mode on the real stack: a chunk found through its summary's words; an index
+built with another embedding model or an older layout is refused with the re-index message."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from service.errors import EmbeddingMismatchError
+from service.index.records import OriginalRecord, SummaryAttachment, indexed_text
+from service.index.store import Store
+from service.query.search import SearchRequest
+from service.settings import Settings
+from service.synopsis import Synopsis
+
+pytestmark = pytest.mark.integration
+
+HEADERS = ["Networking notes", "Sockets"]
+# The chunk never says "timeout", "hang" or "unresponsive server"; its summary does.
+CONTENT = (
+    "Call `sock.settimeout(5.0)` before `connect()`; a blocking call then raises "
+    "`TimeoutError` after five seconds instead of waiting forever."
+)
+SUMMARY = (
+    "How to stop a program from hanging on an unresponsive server: give the socket a "
+    "timeout so that connecting or reading fails after a few seconds."
+)
+DECOYS = {
+    "Servers": "A server process listens on a port and answers each client in turn.",
+    "Programs": "A program that stops responding can be inspected with a debugger.",
+}
+QUERY = "my program hangs forever on an unresponsive server"
+
+
+@pytest.fixture
+def joint_doc(core: Synopsis) -> Iterator[str]:
+    """Four chunks written through the real store; the socket chunk gets a known summary."""
+    source = f"joint-{uuid.uuid4().hex}.md"
+    texts = {"Sockets": CONTENT, **DECOYS}
+    vectors = core.embedder.embed_documents(
+        [indexed_text(["Networking notes", name], text) for name, text in texts.items()]
+    )
+    records = [
+        OriginalRecord(
+            id=uuid.uuid4(),
+            source=source,
+            title="Networking notes",
+            headers=["Networking notes", name],
+            chunk_index=index,
+            content=text,
+            content_hash=f"{source}-{index}",
+            vector=vector,
+        )
+        for index, ((name, text), vector) in enumerate(zip(texts.items(), vectors, strict=True))
+    ]
+    core.store.ensure_schema(
+        embedding_model=core.embedder.model, dimension=core.embedder.dimension()
+    )
+    core.store.write_originals(records)
+    [summary_vector] = core.embedder.embed_documents([indexed_text(HEADERS, SUMMARY)])
+    core.store.attach_summaries(
+        [
+            SummaryAttachment(
+                original_id=records[0].id,
+                summary_id=uuid.uuid4(),
+                text=SUMMARY,
+                vector=summary_vector,
+                similarity=1.0,
+            )
+        ]
+    )
+    yield source
+    core.store.delete_originals([record.id for record in records])
+
+
+def test_the_default_mode_finds_a_chunk_through_its_summarys_words(
+    core: Synopsis, joint_doc: str
+) -> None:
+    joint = core.search(SearchRequest(query=QUERY, k=4, source=joint_doc))
+    assert joint[0].headers == HEADERS
+    assert joint[0].leg == "joint"
+    # The same search with the summaries switched off does not put it first.
+    alone = core.search(SearchRequest(query=QUERY, k=4, mode="originals", source=joint_doc))
+    assert [hit.headers[-1] for hit in alone].index("Sockets") > 0
+
+
+def test_summary_words_alone_reach_the_chunk_through_bm25(core: Synopsis, joint_doc: str) -> None:
+    request = SearchRequest(query="unresponsive", k=4, alpha=0.0, source=joint_doc)
+    assert [hit.headers for hit in core.search(request)] == [HEADERS]
+    off = dataclasses.replace(request, summary_keywords=False)
+    assert core.search(off) == []
+
+
+def test_another_embedding_model_is_refused_with_the_reindex_message(
+    core: Synopsis, joint_doc: str
+) -> None:
+    with pytest.raises(EmbeddingMismatchError, match="Re-index into new collections"):
+        core.store.check_embedding(embedding_model="another-model")
+
+
+def test_an_index_of_the_older_layout_is_refused(settings: Settings) -> None:
+    synopsis = Synopsis.open(dataclasses.replace(settings, collection_prefix="TestOldLayout"))
+    try:
+        store = synopsis.store
+        store.drop()
+        store.ensure_schema(embedding_model=synopsis.embedder.model, dimension=3)
+        store.originals.config.update(
+            description=f'{{"embedding_model": "{synopsis.embedder.model}", "dimension": 3}}'
+        )
+        fresh = Store(synopsis.client, prefix="TestOldLayout")
+        with pytest.raises(EmbeddingMismatchError, match="older Synopsis"):
+            fresh.check_embedding(embedding_model=synopsis.embedder.model)
+    finally:
+        synopsis.store.drop()
+        synopsis.close()
