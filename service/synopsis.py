@@ -136,6 +136,10 @@ class Synopsis:
             on_progress=on_progress,
         )
 
+    def weaviate_ready(self) -> bool:
+        """True when Weaviate answers its readiness check."""
+        return bool(self.client.is_ready())
+
     def pending_summaries(self) -> int:
         """Chunks that are searchable but whose summary is not attached yet."""
         return self.store.pending_summaries() if self.store.exists() else 0

@@ -90,7 +90,7 @@ class HealthController(Controller):
 
 async def _weaviate_health(synopsis: Synopsis) -> str:
     try:
-        ready = await asyncio.to_thread(synopsis.client.is_ready)
+        ready = await asyncio.to_thread(synopsis.weaviate_ready)
     except Exception as exc:  # any failure to answer is "not reachable", reported as such
         return f"unreachable: {exc}"
     return "ok" if ready else "not ready"

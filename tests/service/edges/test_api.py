@@ -6,7 +6,6 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, cast
 
 import httpx
@@ -82,12 +81,15 @@ class FakeSynopsis:
         self.settings = Settings(
             search_k=7, search_alpha=0.3, max_vector_distance=0.6, answer_max_vector_distance=0.7
         )
-        self.client = SimpleNamespace(is_ready=lambda: ready)
+        self.ready = ready
         self.error = error
         self.deleted = deleted
         self.requests: list[SearchRequest] = []
         self.calls: list[str] = []
         self.closed = False
+
+    def weaviate_ready(self) -> bool:
+        return self.ready
 
     def _call(self, name: str) -> None:
         self.calls.append(name)
