@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from service.index.identifiers import extract_identifiers
 from service.index.records import header_path
 from service.settings import Settings
+from splitters.markdown_syntax import iter_segments
 
 __all__ = [
     "REASONS",
@@ -70,7 +71,6 @@ _TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?])\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
-_FENCE = re.compile(r"^ {0,3}(?:```|~~~).*?^ {0,3}(?:```|~~~)[ \t]*$", re.M | re.S)
 _CODE_DEFINITION = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?(?:async\s+)?(?:def|class)\s+(\w+)", re.M)
 _SCAFFOLDING = re.compile(
     r"(?:^|\n)\s*(?:#+\s*)?(?:header\s*\d|section|topic|summary|title)\s*:"
@@ -237,7 +237,8 @@ def validate_summary(
 def lead_sentences(chunk_text: str, *, min_words: int = 12, max_sentences: int = 2) -> str:
     """The chunk's first prose sentence(s): code, doctest lines and "For example:" skipped."""
     chosen: list[str] = []
-    for paragraph in _PARAGRAPH_BREAK.split(_FENCE.sub("\n\n", chunk_text)):
+    prose = "".join("\n\n" if s.is_code else s.text for s in iter_segments(chunk_text))
+    for paragraph in _PARAGRAPH_BREAK.split(prose):
         lines = [
             _BULLET.sub("", line.strip())
             for line in paragraph.splitlines()

@@ -34,6 +34,7 @@ from service.ingest.quality import (
     validate_summary,
 )
 from service.settings import Settings
+from splitters.markdown_syntax import iter_segments
 
 __all__ = [
     "PROMPT_VERSION",
@@ -99,15 +100,12 @@ def clean_for_prompt(markdown: str) -> str:
     permalink marks are removed, runs of spaces and tabs become one space, trailing
     spaces go, and runs of blank lines become one. Code blocks stay byte-exact.
     """
-    parts = re.split(
-        r"(^ {0,3}(?:```|~~~).*?^ {0,3}(?:```|~~~)[ \t]*$)", markdown, flags=re.M | re.S
-    )
     cleaned = []
-    for index, part in enumerate(parts):
-        if index % 2 == 1:  # a fenced code block: keep as is
-            cleaned.append(part)
+    for segment in iter_segments(markdown):
+        if segment.is_code:  # a fenced code block (CommonMark's rules): keep as is
+            cleaned.append(segment.text)
             continue
-        text = _LINK.sub(lambda m: m.group(1), part)
+        text = _LINK.sub(lambda m: m.group(1), segment.text)
         text = _AUTOLINK.sub(lambda m: m.group(1), text)
         text = _HTML_TAG.sub("", text)
         text = _PERMALINK.sub("", text)

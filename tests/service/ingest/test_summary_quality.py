@@ -491,3 +491,15 @@ def test_the_default_output_bound_stays_below_the_too_long_bound() -> None:
     # About 0.75 English words per token: a reply cut by num_predict is not "too_long".
     settings = Settings()
     assert settings.summary_max_tokens * 0.75 < settings.summary_max_words
+
+
+def test_clean_for_prompt_keeps_a_four_backtick_fence_that_contains_three_backticks() -> None:
+    # The HTML loader writes code that contains ``` inside a ```` fence.
+    code = "````markdown\n```\n[not a link](x) <b>kept</b>\n```\n````"
+    markdown = f"See [the docs](https://example.org/).\n\n{code}\n\nAfter  it."
+    assert clean_for_prompt(markdown) == f"See the docs.\n\n{code}\n\nAfter it."
+
+
+def test_lead_sentences_skip_a_four_backtick_fence_with_three_backticks_inside() -> None:
+    chunk = "````\n```\nThis line is code and must not lead.\n```\n````\n\nThe real lead is here."
+    assert lead_sentences(chunk, min_words=3) == "The real lead is here."
