@@ -81,6 +81,10 @@ class Settings:
     # images are only counted. The local stack has none.
     vision_model: str = ""
 
+    # URL sources: how many levels of same-site links to follow, and at most how many pages.
+    crawl_depth: int = 0
+    max_pages: int = 200
+
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
     search_alpha: float = 0.5

@@ -118,7 +118,9 @@ def _open(settings: Settings) -> Synopsis:
     return Synopsis.open(settings, progress=_report)
 
 
-def _load_options(settings: Settings, crawl_depth: int, max_pages: int) -> LoadOptions:
+def _load_options(
+    settings: Settings, crawl_depth: int | None, max_pages: int | None
+) -> LoadOptions:
     from service.models.captions import load_options
 
     return load_options(settings, crawl_depth=crawl_depth, max_pages=max_pages)
@@ -127,18 +129,15 @@ def _load_options(settings: Settings, crawl_depth: int, max_pages: int) -> LoadO
 _crawl_depth = click.option(
     "--crawl-depth",
     type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    envvar="SYNOPSIS_CRAWL_DEPTH",
-    help="For URLs: follow same-site links under the URL's path this many levels deep.",
+    default=None,
+    help="For URLs: follow same-site links under the URL's path this many levels deep "
+    "(default SYNOPSIS_CRAWL_DEPTH, 0).",
 )
 _max_pages = click.option(
     "--max-pages",
     type=click.IntRange(min=1),
-    default=200,
-    show_default=True,
-    envvar="SYNOPSIS_MAX_PAGES",
-    help="For crawls: stop after this many pages.",
+    default=None,
+    help="For crawls: stop after this many pages (default SYNOPSIS_MAX_PAGES, 200).",
 )
 
 
@@ -160,8 +159,8 @@ def chunk(
     sources: tuple[str, ...],
     max_tokens: int | None,
     as_json: bool,
-    crawl_depth: int,
-    max_pages: int,
+    crawl_depth: int | None,
+    max_pages: int | None,
 ) -> None:
     """Load and split SOURCES (files, directories, URLs) without indexing them."""
     from loaders import load
@@ -215,7 +214,9 @@ def chunk(
 @_max_pages
 @click.pass_obj
 @_one_line_errors
-def ingest(settings: Settings, sources: tuple[str, ...], crawl_depth: int, max_pages: int) -> None:
+def ingest(
+    settings: Settings, sources: tuple[str, ...], crawl_depth: int | None, max_pages: int | None
+) -> None:
     """Index SOURCES: load, chunk, summarize, embed and store them in Weaviate."""
     with _open(settings) as synopsis:
         report = synopsis.ingest(
@@ -378,15 +379,13 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
 @click.option(
     "--host",
     default=None,
-    envvar="SYNOPSIS_API_HOST",
-    help="Interface to listen on (default 127.0.0.1; 0.0.0.0 in a container).",
+    help="Interface to listen on (default SYNOPSIS_API_HOST, 127.0.0.1; 0.0.0.0 in a container).",
 )
 @click.option(
     "--port",
     type=click.IntRange(1, 65535),
     default=None,
-    envvar="SYNOPSIS_API_PORT",
-    help="TCP port to listen on (default 8000).",
+    help="TCP port to listen on (default SYNOPSIS_API_PORT, 8000).",
 )
 @click.pass_obj
 @_one_line_errors

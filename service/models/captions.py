@@ -86,8 +86,12 @@ class OllamaCaptioner:
 
 
 def load_options(
-    settings: Settings, *, crawl_depth: int = 0, max_pages: int = LoadOptions.max_pages
+    settings: Settings, *, crawl_depth: int | None = None, max_pages: int | None = None
 ) -> LoadOptions:
     """Loader options from the settings: with a `vision_model`, PDF images are captioned."""
     captioner = OllamaCaptioner(settings) if settings.vision_model else None
-    return LoadOptions(crawl_depth=crawl_depth, max_pages=max_pages, captioner=captioner)
+    return LoadOptions(
+        crawl_depth=settings.crawl_depth if crawl_depth is None else crawl_depth,
+        max_pages=settings.max_pages if max_pages is None else max_pages,
+        captioner=captioner,
+    )
