@@ -20,6 +20,7 @@ from service.connections import connect_weaviate, ensure_stack
 from service.errors import StoreError
 from service.index.records import SourceRecord
 from service.index.store import Store
+from service.ingest.attach import ReattachReport, reattach
 from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
 from service.ingest.quality import QualityThresholds
 from service.ingest.resummarize import ResummarizeReport, resummarize
@@ -135,6 +136,12 @@ class Synopsis:
             min_similarity=self.settings.summary_min_similarity,
             on_progress=on_progress,
         )
+
+    def reattach(self) -> ReattachReport:
+        """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to every stored summary again (no model call)."""
+        if not self.store.exists():
+            raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
+        return reattach(self.store, min_similarity=self.settings.summary_min_similarity)
 
     def weaviate_ready(self) -> bool:
         """True when Weaviate answers its readiness check."""

@@ -484,6 +484,19 @@ def resummarize(settings: Settings, kind: str, model: str | None) -> None:
     click.echo(report.summary_line())
 
 
+@main.command("reattach")
+@click.pass_obj
+@_one_line_errors
+def reattach(settings: Settings) -> None:
+    """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to the stored summaries again (no LLM call).
+
+    Each summary is attached to its chunk (its text joins the chunk's BM25 and its vector
+    the chunk's `summary` vector) or, below the threshold, left out.
+    """
+    with _open(settings) as synopsis:
+        click.echo(synopsis.reattach().summary_line())
+
+
 def _distances(value: str | None) -> list[float]:
     if not value:
         return []

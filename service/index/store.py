@@ -348,8 +348,11 @@ class Store:
                 )
         return cached
 
-    def list_summaries(self, *, kind: str | None = None) -> list[SummaryRecord]:
-        """Every stored summary (of one kind if given), without vectors, by source and header."""
+    def list_summaries(
+        self, *, kind: str | None = None, with_vectors: bool = False
+    ) -> list[SummaryRecord]:
+        """Every stored summary (of one kind if given), by source and header; with their
+        vectors only when asked."""
         records = [
             SummaryRecord(
                 id=obj.uuid,
@@ -365,8 +368,9 @@ class Store:
                 reason=str(obj.properties.get("reason") or ""),
                 identifiers=[str(i) for i in obj.properties.get("identifiers") or []],
                 similarity=_float(obj.properties.get("similarity")),
+                vector=_vector(obj.vector, "default"),
             )
-            for obj in self.summaries.iterator()
+            for obj in self.summaries.iterator(include_vector=with_vectors)
             if kind is None or (obj.properties.get("kind") or "llm") == kind
         ]
         return sorted(records, key=lambda record: (record.source, record.headers))

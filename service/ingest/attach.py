@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from service.index.identifiers import extract_identifiers
+from service.index.interfaces import IngestStore
 from service.index.records import OriginalRecord, SummaryAttachment, SummaryRecord
 from service.ingest.summarize import SummaryResult
 
-__all__ = ["attachment", "cosine_similarity", "summary_record"]
+__all__ = ["ReattachReport", "attachment", "cosine_similarity", "reattach", "summary_record"]
 
 
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
@@ -70,3 +72,43 @@ def attachment(
         vector=summary.vector if kept else content_vector,
         similarity=summary.similarity,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReattachReport:
+    """What `reattach` did."""
+
+    attached: int  # summaries given to their chunk
+    filtered: int  # summaries below the threshold: their chunk searched by itself
+    orphans: int  # summaries whose original is gone (left for the next ingest)
+
+    def summary_line(self) -> str:
+        """One line for the end of `synopsis reattach`."""
+        return (
+            f"{self.attached} summaries attached, {self.filtered} filtered out, "
+            f"{self.orphans} without original"
+        )
+
+
+def reattach(store: IngestStore, *, min_similarity: float, batch_size: int = 200) -> ReattachReport:
+    """Apply `min_similarity` to every stored summary again, without any model call: each
+    is attached to its chunk, or filtered out (its scores are stored with it)."""
+    summaries = store.list_summaries(with_vectors=True)
+    attached = filtered = orphans = 0
+    for start in range(0, len(summaries), batch_size):
+        batch = summaries[start : start + batch_size]
+        originals = store.originals_by_id((s.original_id for s in batch), with_vectors=True)
+        items = []
+        for summary in batch:
+            original = originals.get(summary.original_id)
+            if original is None:
+                orphans += 1
+                continue
+            item = attachment(
+                summary, content_vector=original.vector, min_similarity=min_similarity
+            )
+            attached += bool(item.text)
+            filtered += not item.text
+            items.append(item)
+        store.attach_summaries(items)
+    return ReattachReport(attached=attached, filtered=filtered, orphans=orphans)

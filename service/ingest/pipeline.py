@@ -137,7 +137,6 @@ class Ingestor:
                     summarizer.model_name,
                     summarizer.prompt_version,
                     embedder.model,
-                    str(min_similarity),
                 )
             ).encode()
         ).hexdigest()[:16]

@@ -83,6 +83,11 @@ class MemoryStore:
             return found
         return {oid: dataclasses.replace(r, vector=[]) for oid, r in found.items()}
 
+    def list_summaries(
+        self, *, kind: str | None = None, with_vectors: bool = False
+    ) -> list[SummaryRecord]:
+        return [s for s in self.summaries.values() if kind is None or s.kind == kind]
+
     def write_originals(self, records: Sequence[OriginalRecord]) -> int:
         if records:
             self._step("originals")

@@ -7,6 +7,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from service.ingest.attach import reattach
 from service.ingest.pipeline import Ingestor
 from service.ingest.summarize import Summarizer
 from service.models.embed import Embedder
@@ -102,3 +103,15 @@ def test_a_summary_below_the_threshold_is_kept_but_not_attached() -> None:
         assert store.attached[oid].text == ""
         assert store.summary_vectors[oid] == original.vector  # its own vector, not the summary's
     assert all(-1.0 <= s.similarity <= 1.0 for s in store.summaries.values())
+
+
+def test_reattach_applies_a_new_threshold_without_a_model_call() -> None:
+    store = MemoryStore()
+    _ingestor(store).ingest_documents([PAGE])
+    assert all(a.text == REPLY for a in store.attached.values())
+    report = reattach(store, min_similarity=1.01)
+    assert (report.attached, report.filtered, report.orphans) == (0, CHUNKS, 0)
+    assert all(a.text == "" for a in store.attached.values())
+    report = reattach(store, min_similarity=-1.0)
+    assert (report.attached, report.filtered) == (CHUNKS, 0)
+    assert all(a.text == REPLY for a in store.attached.values())
