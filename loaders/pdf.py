@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-import pymupdf
 from langchain_core.documents import Document
 
 from loaders.documents import (
@@ -41,8 +40,6 @@ __all__ = ["pdf_documents"]
 
 logger = logging.getLogger(__name__)
 
-# pymupdf is only partly annotated; go through an explicitly dynamic handle.
-_mupdf: Any = pymupdf
 
 _MONOSPACE_FLAG = 8  # pymupdf span flag bit
 _MONOSPACE_NAMES = re.compile(r"cour|mono|code|consol|menlo|typewriter", re.IGNORECASE)
@@ -135,9 +132,15 @@ def _page_markdown(
 
 
 def _open(data: bytes, source: str) -> Any:
+    # Imported here: pymupdf (and the layout module it loads) costs seconds at start-up,
+    # which every command that never reads a PDF would pay.
+    import pymupdf
+
+    # pymupdf is only partly annotated; go through an explicitly dynamic handle.
+    mupdf: Any = pymupdf
     try:
-        return _mupdf.open(stream=data, filetype="pdf")
-    except (_mupdf.FileDataError, RuntimeError, ValueError) as exc:
+        return mupdf.open(stream=data, filetype="pdf")
+    except (mupdf.FileDataError, RuntimeError, ValueError) as exc:
         raise LoaderError(f"not a readable PDF ({exc})", source=source) from exc
 
 

@@ -6,17 +6,19 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import weaviate
-from langchain_ollama import ChatOllama
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 
 from service.errors import ConfigurationError, StackError
 from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.progress import Progress, silent
+
+if TYPE_CHECKING:
+    from langchain_ollama import ChatOllama
 
 __all__ = [
     "close_ollama_clients",
@@ -86,6 +88,8 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
 def ollama_chat(settings: Settings, *, max_tokens: int, stop: Sequence[str]) -> ChatOllama:
     """The configured chat model behind Ollama: deterministic, at most `max_tokens` per
     reply. Summaries and answers share one context size, so Ollama loads the model once."""
+    from langchain_ollama import ChatOllama  # only commands that write or answer need it
+
     return ChatOllama(
         model=settings.chat_model,
         base_url=settings.resolved_ollama_url,

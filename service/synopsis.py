@@ -12,25 +12,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import weaviate
 
-from loaders import LoadOptions
 from service.connections import connect_weaviate, ensure_stack
 from service.errors import StoreError
 from service.index.records import SourceRecord
 from service.index.store import Store
-from service.ingest.attach import ReattachReport, reattach
-from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
-from service.ingest.quality import QualityThresholds
-from service.ingest.resummarize import ResummarizeReport, resummarize
-from service.ingest.summarize import Summarizer, chat_model
-from service.models.captions import load_options
 from service.models.embed import Embedder, ollama_embeddings
-from service.query.answer import Answer, Answerer, answer_model
 from service.query.search import Hit, Searcher, SearchRequest, search_request
 from service.settings import Settings
 from service.stack.progress import Progress, silent
+
+# What only ingesting or answering needs (the loaders, the chat model) is imported when
+# first used: a search must not pay for the PDF and HTML stack (docs/benchmarks.md).
+if TYPE_CHECKING:
+    from loaders import LoadOptions
+    from service.ingest.attach import ReattachReport
+    from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
+    from service.ingest.resummarize import ResummarizeReport
+    from service.ingest.summarize import Summarizer
+    from service.query.answer import Answer, Answerer
 
 __all__ = ["Synopsis"]
 
@@ -44,19 +47,46 @@ class Synopsis:
         *,
         client: weaviate.WeaviateClient,
         embedder: Embedder,
-        summarizer: Summarizer,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.settings = settings
         self.client = client
         self.store = Store(client, prefix=settings.collection_prefix)
         self.embedder = embedder
-        self.summarizer = summarizer
+        self._summarizer = summarizer
+        self._answerer: Answerer | None = None
         self.searcher = Searcher(self.store, embedder)
-        self.answerer = Answerer(
-            answer_model(settings),
-            model_name=settings.chat_model,
-            term_check=settings.answer_term_check,
-        )
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer (built from the settings on first use unless one was given)."""
+        if self._summarizer is None:
+            from service.ingest.quality import QualityThresholds
+            from service.ingest.summarize import Summarizer, chat_model
+
+            settings = self.settings
+            self._summarizer = Summarizer(
+                chat_model(settings),
+                model_name=settings.chat_model,
+                concurrency=settings.summary_concurrency,
+                timeout=settings.summary_timeout,
+                retries=settings.summary_retries,
+                guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
+            )
+        return self._summarizer
+
+    @property
+    def answerer(self) -> Answerer:
+        """The answerer (built from the settings on first use)."""
+        if self._answerer is None:
+            from service.query.answer import Answerer, answer_model
+
+            self._answerer = Answerer(
+                answer_model(self.settings),
+                model_name=self.settings.chat_model,
+                term_check=self.settings.answer_term_check,
+            )
+        return self._answerer
 
     @classmethod
     def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:
@@ -68,22 +98,16 @@ class Synopsis:
             model=settings.embedding_model,
             batch_size=settings.embedding_batch_size,
         )
-        summarizer = Summarizer(
-            chat_model(settings),
-            model_name=settings.chat_model,
-            concurrency=settings.summary_concurrency,
-            timeout=settings.summary_timeout,
-            retries=settings.summary_retries,
-            guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
-        )
-        return cls(settings, client=client, embedder=embedder, summarizer=summarizer)
+        return cls(settings, client=client, embedder=embedder)
 
     def close(self) -> None:
-        """Close every connection: Weaviate, and the Ollama clients of all three models."""
+        """Close every connection: Weaviate, and the Ollama clients of the models used."""
         self.searcher.close()
-        self.summarizer.close()
+        if self._summarizer is not None:
+            self._summarizer.close()
         self.embedder.close()
-        self.answerer.close()
+        if self._answerer is not None:
+            self._answerer.close()
         self.client.close()
 
     def __enter__(self) -> Synopsis:
@@ -106,10 +130,14 @@ class Synopsis:
     ) -> IngestReport:
         """Load, split, summarize, embed and store `sources` (default options: the
         settings', crawl depth 0)."""
+        from service.models.captions import load_options
+
         options = options or load_options(self.settings)
         return self._ingestor(on_event).ingest(sources, options=options)
 
     def _ingestor(self, on_event: Callable[[IngestEvent], None] | None) -> Ingestor:
+        from service.ingest.pipeline import Ingestor
+
         return Ingestor(
             store=self.store,
             summarizer=self.summarizer,
@@ -126,6 +154,8 @@ class Synopsis:
         on_progress: Callable[[int, int], None] | None = None,
     ) -> ResummarizeReport:
         """Regenerate stored summaries of `kind` (all when None), in place."""
+        from service.ingest.resummarize import resummarize
+
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
         return resummarize(
@@ -139,6 +169,8 @@ class Synopsis:
 
     def reattach(self) -> ReattachReport:
         """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to every stored summary again (no model call)."""
+        from service.ingest.attach import reattach
+
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
         return reattach(self.store, min_similarity=self.settings.summary_min_similarity)
