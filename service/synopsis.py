@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from loaders import LoadOptions
     from service.ingest.attach import ReattachReport
     from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
+    from service.ingest.reindex import ReindexReport
     from service.ingest.resummarize import ResummarizeReport
     from service.ingest.summarize import Summarizer
     from service.query.answer import Answer, Answerer
@@ -174,6 +175,30 @@ class Synopsis:
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
         return reattach(self.store, min_similarity=self.settings.summary_min_similarity)
+
+    def reindex(
+        self, from_prefix: str, *, on_progress: Callable[[str], None] | None = None
+    ) -> ReindexReport:
+        """Copy the collections named with `from_prefix` into the configured ones, embedded
+        with the configured model (no LLM call); see `service.ingest.reindex`."""
+        from service.ingest.reindex import reindex
+
+        if from_prefix == self.settings.collection_prefix:
+            raise StoreError(
+                "reindex copies into new collections: set SYNOPSIS_COLLECTION_PREFIX to "
+                f"another prefix than {from_prefix!r}"
+            )
+        source = Store(self.client, prefix=from_prefix)
+        if not source.exists():
+            raise StoreError(f"there are no collections with prefix {from_prefix!r} to copy")
+        return reindex(
+            source,
+            self.store,
+            self.embedder,
+            max_tokens=self.settings.max_tokens,
+            min_similarity=self.settings.summary_min_similarity,
+            on_progress=on_progress,
+        )
 
     def weaviate_ready(self) -> bool:
         """True when Weaviate answers its readiness check."""

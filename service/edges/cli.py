@@ -497,6 +497,25 @@ def reattach(settings: Settings) -> None:
         click.echo(synopsis.reattach().summary_line())
 
 
+@main.command("reindex")
+@click.option(
+    "--from-prefix",
+    required=True,
+    help="Collection prefix of the index to copy ('' for the unprefixed collections).",
+)
+@click.pass_obj
+@_one_line_errors
+def reindex(settings: Settings, from_prefix: str) -> None:
+    """Copy an index into the configured collections with the configured embedding model.
+
+    Chunks and summaries are embedded again; no summary is written again (0 LLM calls).
+    Use it to switch SYNOPSIS_EMBEDDING_MODEL: set a new SYNOPSIS_COLLECTION_PREFIX and
+    the new model, then `synopsis reindex --from-prefix OLD`.
+    """
+    with _open(settings) as synopsis:
+        click.echo(synopsis.reindex(from_prefix, on_progress=_report).summary_line())
+
+
 def _distances(value: str | None) -> list[float]:
     if not value:
         return []

@@ -208,8 +208,10 @@ class Store:
                 f"collection {self.originals_name} was indexed with embedding model "
                 f"{info.get('embedding_model')!r} ({info.get('dimension')} dimensions), but "
                 f"{embedding_model!r} is configured. Re-index into new collections "
-                "(set SYNOPSIS_COLLECTION_PREFIX, then ingest again) or configure the "
-                "original embedding model."
+                "(set SYNOPSIS_COLLECTION_PREFIX, then `synopsis reindex --from-prefix "
+                f"'{self.originals_name.removesuffix('OriginalDocuments')}'`, which re-embeds "
+                "without any LLM call, or ingest again) or configure the original "
+                "embedding model."
             )
         if info.get("schema") != SCHEMA_VERSION:
             raise EmbeddingMismatchError(
@@ -400,6 +402,8 @@ class Store:
                     content_hash=str(props.get("content_hash") or ""),
                     content_type=str(props.get("content_type") or ""),
                     identifiers=[str(i) for i in props.get("identifiers") or []],
+                    page_start=_optional_int(props.get("page_start")),
+                    page_end=_optional_int(props.get("page_end")),
                     summary=str(props.get("summary") or ""),
                     vector=_vector(obj.vector, CONTENT_VECTOR),
                 )
@@ -768,6 +772,10 @@ def _filter_only(name: str) -> Property:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _optional_int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _float(value: object) -> float:

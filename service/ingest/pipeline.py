@@ -50,7 +50,7 @@ from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
 
-__all__ = ["IngestEvent", "IngestReport", "Ingestor"]
+__all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 
 STAGES = ("load", "split", "summarize", "embed", "write")
 
@@ -130,16 +130,12 @@ class Ingestor:
         self.max_tokens = max_tokens
         self.min_similarity = min_similarity
         self._emit = on_event or (lambda _event: None)
-        self.settings_key = hashlib.sha256(
-            "|".join(
-                (
-                    str(max_tokens),
-                    summarizer.model_name,
-                    summarizer.prompt_version,
-                    embedder.model,
-                )
-            ).encode()
-        ).hexdigest()[:16]
+        self.settings_key = settings_key(
+            max_tokens=max_tokens,
+            chat_model=summarizer.model_name,
+            prompt_version=summarizer.prompt_version,
+            embedding_model=embedder.model,
+        )
 
     def ingest(self, sources: Sequence[str], *, options: LoadOptions | None = None) -> IngestReport:
         """Load `sources` (files, directories, URLs, crawls) and ingest every document."""
@@ -370,6 +366,14 @@ class Ingestor:
                 report.extractive_summaries += result.kind == "extractive"
         report.seconds["summarize"] += time.perf_counter() - clock
         return results
+
+
+def settings_key(
+    *, max_tokens: int, chat_model: str, prompt_version: str, embedding_model: str
+) -> str:
+    """What besides a source's content decides its chunks, summaries and vectors."""
+    parts = (str(max_tokens), chat_model, prompt_version, embedding_model)
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def _summary_pending(stored: StoredOriginal | None, wanted: uuid.UUID) -> bool:

@@ -1,0 +1,44 @@
+"""`synopsis reindex` on the real stack: a copy with the same counts, found the same way."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from service.ingest.pipeline import IngestReport
+from service.query.search import SearchRequest
+from service.settings import Settings
+from service.synopsis import Synopsis
+from tests.service.conftest import CONTROLFLOW, assert_invariants
+
+pytestmark = pytest.mark.integration
+
+
+def test_reindex_copies_chunks_and_summaries_without_llm_calls(
+    core: Synopsis, core_settings: Settings, controlflow: IngestReport
+) -> None:
+    copy_settings = dataclasses.replace(core_settings, collection_prefix="TestReindexCopy")
+    copy = Synopsis.open(copy_settings)
+    try:
+        copy.store.drop()
+        calls_before = copy.summarizer.calls
+        report = copy.reindex(core_settings.collection_prefix)
+        found = assert_invariants(copy.store)
+        original = assert_invariants(core.store)
+        assert (report.originals, report.summaries) == (
+            original.originals[CONTROLFLOW],
+            original.summaries[CONTROLFLOW],
+        )
+        assert found.originals[CONTROLFLOW] == original.originals[CONTROLFLOW]
+        assert copy.summarizer.calls == calls_before  # no LLM call
+        query = SearchRequest(
+            query="print numbers from 1 to 30 with range", k=3, source=CONTROLFLOW
+        )
+        assert [h.id for h in copy.search(query)] == [h.id for h in core.search(query)]
+        # The copy's sources are complete: ingesting them again changes nothing.
+        again = copy.ingest([CONTROLFLOW])
+        assert (again.unchanged_sources, again.llm_calls) == (1, 0)
+    finally:
+        copy.store.drop()
+        copy.close()
