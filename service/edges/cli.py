@@ -577,6 +577,11 @@ def _distances(value: str | None) -> list[float]:
     help="Also write NAME.json: every question's rank and hits (large; not kept in git).",
 )
 @click.option(
+    "--only",
+    default=None,
+    help="Comma-separated run names to score (e.g. joint,originals) instead of all.",
+)
+@click.option(
     "--ablation",
     is_flag=True,
     help="Also score the parts of the joint mode (summary vector only, summary BM25 only, "
@@ -602,6 +607,7 @@ def evaluate(
     out_dir: Path,
     name: str,
     per_question: bool,
+    only: str | None,
     ablation: bool,
     workers: int,
     as_json: bool,
@@ -621,6 +627,14 @@ def evaluate(
         [f"--sweep {','.join(f'{d:g}' for d in distances)}"] if distances else []
     )
     command += ["--ablation"] if ablation else []
+    command += [f"--only {only}"] if only else []
+    runs = evaluation.RUNS + evaluation.BASELINES + (evaluation.ABLATIONS if ablation else ())
+    if only:
+        wanted = [name.strip() for name in only.split(",") if name.strip()]
+        unknown = sorted(set(wanted) - {run.name for run in runs})
+        if unknown:
+            raise click.BadParameter(f"no run named {', '.join(unknown)}", param_hint="--only")
+        runs = tuple(run for run in runs if run.name in wanted)
     command += [f"--name {name}"] if name != "eval" else []
     models = []
     for role, model in (
@@ -652,9 +666,7 @@ def evaluate(
             summary_keywords=settings.search_summary_keywords,
             max_distance=gate,
             answer_k=settings.search_k,
-            runs=evaluation.RUNS
-            + evaluation.BASELINES
-            + (evaluation.ABLATIONS if ablation else ()),
+            runs=runs,
             sweep=distances,
             workers=workers,
             context=context,
