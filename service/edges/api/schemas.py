@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -94,19 +94,7 @@ class SearchHit(msgspec.Struct, kw_only=True):
     @classmethod
     def from_hit(cls, hit: Hit) -> SearchHit:
         """The response form of a core `Hit`."""
-        return cls(
-            id=hit.id,
-            source=hit.source,
-            title=hit.title,
-            headers=list(hit.headers),
-            chunk_index=hit.chunk_index,
-            content=hit.content,
-            summary=hit.summary,
-            score=hit.score,
-            leg=hit.leg,
-            distance=hit.distance,
-            scores=dict(hit.scores),
-        )
+        return cls(**_fields(cls, hit))
 
 
 class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -163,14 +151,7 @@ class SourceItem(msgspec.Struct, kw_only=True):
     @classmethod
     def from_record(cls, record: SourceRecord) -> SourceItem:
         """The response form of a `SourceRecord`."""
-        return cls(
-            source=record.source,
-            title=record.title,
-            chunks=record.chunks,
-            status=record.status,
-            content_hash=record.content_hash,
-            ingested_at=record.ingested_at,
-        )
+        return cls(**_fields(cls, record))
 
 
 class DeletedSource(msgspec.Struct, kw_only=True):
@@ -199,3 +180,14 @@ class ErrorBody(msgspec.Struct, kw_only=True):
 
 def _gate(value: float | None, settings: Settings) -> float:
     return settings.max_vector_distance if value is None else value
+
+
+def _fields(struct: type[msgspec.Struct], value: object) -> dict[str, Any]:
+    """The attributes of `value` that `struct` has fields for (copies of lists and dicts)."""
+    copied: dict[str, Any] = {}
+    for name in struct.__struct_fields__:
+        item = getattr(value, name)
+        copied[name] = (
+            list(item) if isinstance(item, list) else dict(item) if isinstance(item, dict) else item
+        )
+    return copied
