@@ -68,6 +68,8 @@ class Settings:
     # num_predict: the longest reply the model may write, kept below summary_max_words
     # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
     summary_max_tokens: int = 120
+    # The summary prompt (service/ingest/summarize.py, PROMPTS); part of each summary's id.
+    summary_prompt_version: str = "v2"
     # The summary guard (service/ingest/quality.py): a flagged summary is retried once with
     # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
     summary_guard: bool = True

@@ -73,6 +73,7 @@ class Synopsis:
                 timeout=settings.summary_timeout,
                 retries=settings.summary_retries,
                 guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
+                prompt_version=settings.summary_prompt_version,
             )
         return self._summarizer
 

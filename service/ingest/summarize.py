@@ -26,7 +26,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_ollama import ChatOllama
 
 from service.connections import close_ollama_clients, ollama_chat
-from service.errors import ModelError
+from service.errors import ConfigurationError, ModelError
 from service.ingest.quality import (
     QualityThresholds,
     chunk_identifiers,
@@ -49,8 +49,8 @@ __all__ = [
     "strip_preamble",
 ]
 
-#: Bump when the prompt or the cleaning changes: summaries record it, and it is part of
-#: the summary id, so stale summaries are found and replaced.
+#: The default prompt's version. Bump when a prompt or the cleaning changes: summaries
+#: record it, and it is part of the summary id, so stale summaries are found and replaced.
 PROMPT_VERSION = "v2"
 
 SYSTEM_PROMPT = (
@@ -59,6 +59,18 @@ SYSTEM_PROMPT = (
     "explains and names the functions, statements, classes or options it covers. "
     "Use the section title's words. No preamble, no list, no heading."
 )
+
+#: Written for what a reader searches for: the task the section helps with, in a
+#: reader's words, then the names it covers (docs/eval.md compares it with v2).
+RETRIEVAL_SYSTEM_PROMPT = (
+    "You write search keys for one section of technical documentation. In at most three "
+    "sentences, say what a reader can do with this section, as a reader would ask it "
+    "(for example: how to loop over numbers, why a name is not found), and name the "
+    "functions, statements, classes or options it covers. No preamble, no list, no heading."
+)
+
+#: The system prompt of each prompt version (`Settings.summary_prompt_version`).
+PROMPTS = {PROMPT_VERSION: SYSTEM_PROMPT, "v3-retrieval": RETRIEVAL_SYSTEM_PROMPT}
 
 #: The retry prompt for a summary the guard flagged.
 STRICT_SYSTEM_PROMPT = (
@@ -168,11 +180,16 @@ class Summarizer:
         retries: int = 3,
         backoff: float = 1.0,
         guard: QualityThresholds | None = None,
+        prompt_version: str = PROMPT_VERSION,
     ) -> None:
+        if prompt_version not in PROMPTS:
+            raise ConfigurationError(
+                f"unknown summary prompt version {prompt_version!r}; known: {', '.join(PROMPTS)}"
+            )
         self._model = model
         self.guard = guard
         self.model_name = model_name
-        self.prompt_version = PROMPT_VERSION
+        self.prompt_version = prompt_version
         self._concurrency = concurrency
         self._timeout = timeout
         self._retries = retries
@@ -238,7 +255,7 @@ class Summarizer:
         body = clean_for_prompt(request.content)
         if not strict:
             return [
-                SystemMessage(content=SYSTEM_PROMPT),
+                SystemMessage(content=PROMPTS[self.prompt_version]),
                 HumanMessage(content=f"Topic: {topic}\n\n{body}"),
             ]
         names = chunk_identifiers(body, limit=6)

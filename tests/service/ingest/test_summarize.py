@@ -20,9 +20,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from service.errors import ModelError
+from service.errors import ConfigurationError, ModelError
 from service.ingest.summarize import (
     PROMPT_VERSION,
+    PROMPTS,
+    RETRIEVAL_SYSTEM_PROMPT,
     SYSTEM_PROMPT,
     Summarizer,
     SummaryRequest,
@@ -306,3 +308,17 @@ def test_a_reply_cut_by_the_token_limit_loses_its_unfinished_sentence(
     reply: str, expected: str
 ) -> None:
     assert drop_unfinished_sentence(reply) == expected
+
+
+def test_the_prompt_version_chooses_the_system_prompt() -> None:
+    summarizer = Summarizer(
+        FakeListChatModel(responses=["x"]), model_name="fake", prompt_version="v3-retrieval"
+    )
+    [system, _human] = summarizer.messages(SummaryRequest(headers=["A"], content="text", label="a"))
+    assert (system.content, summarizer.prompt_version) == (RETRIEVAL_SYSTEM_PROMPT, "v3-retrieval")
+    assert set(PROMPTS) == {"v2", "v3-retrieval"}
+
+
+def test_an_unknown_prompt_version_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="unknown summary prompt version 'v9'"):
+        Summarizer(FakeListChatModel(responses=["x"]), model_name="fake", prompt_version="v9")
