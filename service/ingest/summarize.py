@@ -15,6 +15,7 @@ and if that is flagged too an extractive summary is used. The result records whi
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -36,6 +37,8 @@ from service.ingest.quality import (
 from service.settings import Settings
 from splitters.markdown_syntax import iter_segments
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
     "PROMPT_VERSION",
     "STOP_SEQUENCES",
@@ -44,6 +47,7 @@ __all__ = [
     "Summarizer",
     "SummaryRequest",
     "SummaryResult",
+    "SummaryTimeoutError",
     "chat_model",
     "clean_for_prompt",
     "strip_preamble",
@@ -142,6 +146,10 @@ def drop_unfinished_sentence(text: str) -> str:
     """
     ends = [match.end() for match in _SENTENCE_END.finditer(text)]
     return text[: ends[-1]].rstrip() if ends else text
+
+
+class SummaryTimeoutError(ModelError):
+    """Every attempt at one summary timed out."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,10 +281,20 @@ class Summarizer:
 
         Without a guard this is `asummarize` with kind "llm".
         """
-        if self.guard is None:
-            return SummaryResult(text=await self.asummarize(request))
+        try:
+            if self.guard is None:
+                return SummaryResult(text=await self.asummarize(request))
+            text = await self.asummarize(request, accept_empty=True)
+        except SummaryTimeoutError as exc:
+            # A slow model server must not fail the whole source: the chunk gets the
+            # extractive summary, recorded as such, for `resummarize --kind extractive`.
+            _log.warning("%s; stored an extractive summary instead", exc)
+            self.fallbacks += 1
+            view = clean_for_prompt(request.content)
+            return SummaryResult(
+                text=extractive_summary(view, request.headers), kind="extractive", reason="timeout"
+            )
         view = clean_for_prompt(request.content)
-        text = await self.asummarize(request, accept_empty=True)
         reasons = validate_summary(text, view, request.headers, self.guard)
         if not reasons:
             return SummaryResult(text=text)
@@ -327,6 +345,12 @@ class Summarizer:
             if text or accept_empty:
                 return text
             last_error = ValueError("the model returned an empty summary")
+        if isinstance(last_error, TimeoutError):
+            raise SummaryTimeoutError(
+                f"summarizing {request.label} with {self.model_name!r} timed out "
+                f"{self._retries + 1} times after {self._timeout:g} s each (the model server "
+                "is slow or busy; SYNOPSIS_SUMMARY_TIMEOUT raises the limit)"
+            ) from last_error
         raise ModelError(
             f"summarizing {request.label} with {self.model_name!r} failed after "
             f"{self._retries + 1} attempts: {_describe(last_error)}"

@@ -216,7 +216,10 @@ class LocalStack:
             "OLLAMA_HOST": f"{_HOST}:{self.settings.local_ollama_port}",
             "OLLAMA_MODELS": str(home / "models"),
             "OLLAMA_KEEP_ALIVE": "30m",
-            "OLLAMA_MAX_LOADED_MODELS": "2",
+            # The chat model and two embedding models (a reindex from one to the other):
+            # with two slots, a chat request waited behind two busy embedding runners
+            # until it timed out (seen: 300 s timeouts during an ingest).
+            "OLLAMA_MAX_LOADED_MODELS": "3",
             "OLLAMA_NOPRUNE": "1",
         }
         self._progress(f"starting Ollama {self.settings.ollama_version} on {self.ollama_url}")

@@ -21,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from service.errors import ConfigurationError, ModelError
+from service.ingest.quality import QualityThresholds
 from service.ingest.summarize import (
     PROMPT_VERSION,
     PROMPTS,
@@ -28,6 +29,7 @@ from service.ingest.summarize import (
     SYSTEM_PROMPT,
     Summarizer,
     SummaryRequest,
+    SummaryTimeoutError,
     clean_for_prompt,
     drop_unfinished_sentence,
     strip_preamble,
@@ -218,13 +220,33 @@ def test_a_call_that_times_out_is_retried_then_reported(sleeps: list[float]) -> 
     model = ScriptedChatModel(script=["too late"], delay=0.2)
     summarizer = Summarizer(model, model_name="fake", retries=1, timeout=0.01, backoff=0.25)
 
-    with pytest.raises(ModelError) as caught:
+    with pytest.raises(SummaryTimeoutError) as caught:
         _run(summarizer.asummarize(REQUEST))
-    assert (
-        str(caught.value) == f"summarizing {LABEL} with 'fake' failed after 2 attempts: timed out"
+    assert str(caught.value) == (
+        f"summarizing {LABEL} with 'fake' timed out 2 times after 0.01 s each (the model "
+        "server is slow or busy; SYNOPSIS_SUMMARY_TIMEOUT raises the limit)"
     )
+    assert isinstance(caught.value, ModelError)
     assert model.calls == 2
     assert sleeps == [0.25]
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_chunk_whose_calls_all_time_out_gets_the_recorded_extractive_summary(
+    sleeps: list[float], guarded: bool
+) -> None:
+    model = ScriptedChatModel(script=["too late"], delay=0.2)
+    summarizer = Summarizer(
+        model,
+        model_name="fake",
+        retries=1,
+        timeout=0.01,
+        guard=QualityThresholds() if guarded else None,
+    )
+    result = _run(summarizer.asummarize_checked(REQUEST))
+    assert (result.kind, result.reason) == ("extractive", "timeout")
+    assert result.text.startswith(" > ".join(REQUEST.headers))
+    assert (model.calls, summarizer.fallbacks) == (2, 1)
 
 
 def test_a_permanent_failure_is_not_retried(sleeps: list[float]) -> None:
