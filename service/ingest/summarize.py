@@ -69,7 +69,7 @@ SYSTEM_PROMPT = (
 RETRIEVAL_SYSTEM_PROMPT = (
     "You write search keys for one section of technical documentation. In at most three "
     "sentences, say what a reader can do with this section, as a reader would ask it "
-    "(for example: how to loop over numbers, why a name is not found), and name the "
+    "(for example: how to change a default, why an error appears), and name the "
     "functions, statements, classes or options it covers. No preamble, no list, no heading."
 )
 
