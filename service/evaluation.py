@@ -623,8 +623,9 @@ def render_document(report: EvaluationReport, *, chart: str = "eval.png") -> str
         "Recall@n is the share of in-scope questions with at least one relevant original in "
         f"the first n hits; MRR@{report.k} is the mean of 1/rank of the first relevant one. A "
         "hit is relevant when its source ends with the expected file name and one of its "
-        "headers starts with the expected section number. Rankings are measured without the "
-        "gate; the gate columns come from a second pass with it: *out-of-scope rejected* is "
+        "headers starts with the expected section (a header prefix, e.g. a section "
+        "number). Rankings are measured without the gate; the gate columns come from a "
+        "second pass with it: *out-of-scope rejected* is "
         "the share of out-of-scope questions that get no hit at all (higher is better), "
         "*in-scope emptied* the share of in-scope questions that lose every hit (lower is "
         'better). The *ask* columns count the questions `synopsis ask` would answer "I '
