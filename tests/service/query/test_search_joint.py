@@ -51,27 +51,28 @@ def test_the_mode_decides_what_the_chunks_leg_reads_of_the_summaries(
     assert (leg, query.limit, query.with_vectors, options) == ("originals", 3, False, expected)
 
 
-def test_joint_hits_are_labelled_and_the_gate_uses_the_nearer_vector() -> None:
-    near_summary = Match(
+def test_joint_hits_are_labelled_and_the_gate_judges_the_chunk_not_its_summary() -> None:
+    near_chunk = Match(
         id="a",
         properties={"content": "x", "source": "s", "headers": ["H"], "chunk_index": 0},
         score=1.0,
-        vectors={"content": [0.0, 1.0], "summary": [1.0, 0.0]},  # distance 1.0 and 0.0
+        vectors={"content": [1.0, 0.0], "summary": [0.0, 1.0]},  # distance 0.0 and 1.0
     )
-    far = Match(
+    near_summary = Match(
         id="b",
         properties={"content": "y", "source": "s", "headers": ["H"], "chunk_index": 1},
         score=0.5,
-        vectors={"content": [0.0, 1.0], "summary": [0.0, 1.0]},  # distance 1.0 and 1.0
+        vectors={"content": [0.0, 1.0], "summary": [1.0, 0.0]},  # distance 1.0 and 0.0
     )
-    searcher, store = _searcher([near_summary, far])
+    searcher, store = _searcher([near_chunk, near_summary])
     hits = searcher.search(SearchRequest(query="q", k=2, max_vector_distance=0.5))
     assert [(hit.id, hit.leg, hit.distance) for hit in hits] == [("a", "joint", 0.0)]
     [(_, query, _)] = store.queries
     assert (query.limit, query.with_vectors) == (6, True)  # spare candidates for the gate
 
 
-def test_the_originals_mode_gates_on_the_chunks_vector_only() -> None:
+@pytest.mark.parametrize("mode", ["joint", "originals"])
+def test_a_chunk_far_from_the_query_is_gated_however_near_its_summary(mode: str) -> None:
     match = Match(
         id="a",
         properties={"content": "x", "source": "s", "headers": [], "chunk_index": 0},
@@ -79,5 +80,5 @@ def test_the_originals_mode_gates_on_the_chunks_vector_only() -> None:
         vectors={"content": [0.0, 1.0], "summary": [1.0, 0.0]},
     )
     searcher, _ = _searcher([match])
-    request = SearchRequest(query="q", k=2, mode="originals", max_vector_distance=0.5)
+    request = SearchRequest(query="q", k=2, mode=mode, max_vector_distance=0.5)  # type: ignore[arg-type]
     assert searcher.search(request) == []
