@@ -3,16 +3,24 @@
 Order of evidence: a byte-order mark, then the charset declared by the transport
 (HTTP `Content-Type`) or by the document itself (HTML `<meta charset>`), then strict
 UTF-8, and finally cp1252 with replacement characters, which always succeeds.
+
+"Binary" means binary: data is refused only when control bytes (other than tab, line
+breaks and form feed) are a real share of it, or NUL bytes of its head; a real page
+with a few stray control characters (a javadoc page with two NULs) is decoded, and
+those characters are dropped with a warning that names the source.
 """
 
 from __future__ import annotations
 
 import codecs
+import logging
 import re
 
 from splitters.errors import LoaderError
 
 __all__ = ["decode_text", "html_meta_charset", "looks_binary"]
+
+logger = logging.getLogger(__name__)
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with UTF-16's.
@@ -29,6 +37,14 @@ _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""",
     re.IGNORECASE,
 )
+# C0 control bytes that text does not hold (tab, LF, CR and FF are text), and DEL.
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F])
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+#: Data whose control bytes are at least this share of it is binary...
+BINARY_CONTROL_SHARE = 0.05
+#: ...and so is data whose first `_HEAD_BYTES` are at least this share NUL bytes.
+BINARY_HEAD_NUL_SHARE = 0.01
+_HEAD_BYTES = 8192
 # Labels that the WHATWG encoding standard maps to windows-1252.
 _WINDOWS_1252_ALIASES = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii"}
 
@@ -41,10 +57,18 @@ def _bom(data: bytes) -> tuple[str, int] | None:
 
 
 def looks_binary(data: bytes) -> bool:
-    """True when `data` is evidently not text: NUL bytes and no UTF-16/32 byte-order mark."""
-    if _bom(data) is not None:
+    """True when `data` is evidently not text (and has no UTF-16/32 byte-order mark).
+
+    Evidence: control bytes are at least `BINARY_CONTROL_SHARE` of the data, or NUL
+    bytes at least `BINARY_HEAD_NUL_SHARE` of its head. One stray NUL is not binary.
+    """
+    if not data or _bom(data) is not None:
         return False
-    return b"\x00" in data[:8192]
+    head = data[:_HEAD_BYTES]
+    if head.count(0) >= BINARY_HEAD_NUL_SHARE * len(head):
+        return True
+    controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
+    return controls >= BINARY_CONTROL_SHARE * len(data)
 
 
 def html_meta_charset(data: bytes) -> str | None:
@@ -76,7 +100,7 @@ def decode_text(
     bom = _bom(data)
     if bom is not None:
         bom_codec, size = bom
-        return data[size:].decode(bom_codec, errors="replace")
+        return _without_controls(data[size:].decode(bom_codec, errors="replace"), source)
     transport = _codec(declared)
     wide = transport is not None and transport.startswith(("utf-16", "utf-32"))
     if not wide and looks_binary(data):
@@ -91,7 +115,15 @@ def decode_text(
         if codec is None:
             continue
         try:
-            return data.decode(codec)
+            return _without_controls(data.decode(codec), source)
         except UnicodeDecodeError:
             continue
-    return data.decode("cp1252", errors="replace")
+    return _without_controls(data.decode("cp1252", errors="replace"), source)
+
+
+def _without_controls(text: str, source: str) -> str:
+    """`text` without stray control characters, with a warning naming `source`."""
+    cleaned, count = _CONTROL_CHARS.subn("", text)
+    if count:
+        logger.warning("%s: dropped %d stray control character(s)", source, count)
+    return cleaned

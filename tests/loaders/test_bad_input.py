@@ -114,3 +114,21 @@ def test_recursion_error_falls_back_to_flat_text(monkeypatch: pytest.MonkeyPatch
         "<div class='highlight-c'><pre>int  x;\n</pre></div><p>after</p></main>"
     )
     assert page.markdown == "## Head\n\none two\n\nitem\n\n```c\nint  x;\n```\n\nafter\n"
+
+
+def test_a_real_javadoc_page_with_two_nul_bytes_is_loaded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = Path(__file__).parent / "fixtures" / "generators" / "javadoc" / "ObjectUtils.Null.html"
+    data = real.read_bytes()
+    middle = len(data) // 2
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "nul").mkdir()
+    clean_path = tmp_path / "clean" / real.name
+    clean_path.write_bytes(data)
+    path = tmp_path / "nul" / real.name
+    path.write_bytes(data[:100] + b"\x00" + data[100:middle] + b"\x00" + data[middle:])
+    [doc] = load([str(path)])
+    [clean] = load([str(clean_path)])
+    assert doc.page_content == clean.page_content.replace("/clean/", "/nul/")
+    assert f"{path}: dropped 2 stray control character(s)" in caplog.text

@@ -64,3 +64,25 @@ def test_binary_data_is_a_loader_error() -> None:
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00")
     with pytest.raises(LoaderError, match=r"^img\.html: binary data, not text$"):
         decode_text(b"\x89PNG\r\n\x1a\n\x00\x00", source="img.html", html=True)
+
+
+@pytest.mark.parametrize(
+    ("data", "binary"),
+    [
+        (b"<p>" + b"a page with one stray NUL " * 80 + b"\x00</p>", False),
+        (b"<p>text</p>\x01\x02\x1b" + b"<p>more text</p>" * 20, False),
+        (b"\x00" * 100 + b"<p>text</p>" * 100, True),  # a NUL-heavy head
+        (bytes(range(256)) * 20, True),  # control bytes are a real share
+        (b"", False),
+    ],
+)
+def test_binary_is_decided_by_the_share_of_control_bytes(data: bytes, binary: bool) -> None:
+    assert looks_binary(data) is binary
+
+
+def test_stray_control_characters_are_dropped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text = decode_text(b"a\x00b\x1bc\td\x0ce\r\nf" + b" text" * 100, source="page.html")
+    assert text == "abc\td\x0ce\r\nf" + " text" * 100
+    assert "page.html: dropped 2 stray control character(s)" in caplog.text
