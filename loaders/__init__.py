@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 from langchain_core.documents import Document
 
+from loaders.boilerplate import drop_repeated_blocks
 from loaders.crawl import crawl
 from loaders.documents import (
     CONTENT_HASH,
@@ -61,10 +62,15 @@ def load(
 
     Sources are taken in the given order: a file yields its Documents, a directory the
     Documents of its `.html`, `.htm`, `.md`, `.markdown`, `.txt` and `.pdf` files in
-    sorted path order, and a URL its page (or, with `options.crawl_depth` > 0, the pages
-    of its crawl, breadth first). When a source fails, `on_error` receives the
+    sorted path order, and a URL its page (or, with `options.crawl_depth` > 0,
+    the pages of its crawl, breadth first). When a source fails, `on_error` receives the
     `LoaderError` and loading goes on; without `on_error` the error is raised.
     `http_client` is used for URLs (one is created, and closed, when it is None).
+
+    The HTML pages of one directory or one crawl are one site: with
+    `options.drop_repeated_blocks` (the default), text blocks repeated on many of its
+    pages are dropped (`loaders.boilerplate`); a page is then yielded once some later
+    pages have been read.
     """
     opts = options or LoadOptions()
 
@@ -73,14 +79,18 @@ def load(
             raise error
         on_error(error)
 
+    def site(documents: Iterator[Document]) -> Iterator[Document]:
+        return drop_repeated_blocks(documents) if opts.drop_repeated_blocks else documents
+
     for source in sources:
         if _is_url(source):
-            yield from crawl(source, options=opts, on_error=fail, client=http_client)
+            yield from site(crawl(source, options=opts, on_error=fail, client=http_client))
             continue
         path = Path(source).expanduser()
         if path.is_dir():
-            for file in iter_files(path):
-                yield from _guarded(file, opts, fail)
+            yield from site(
+                document for file in iter_files(path) for document in _guarded(file, opts, fail)
+            )
         elif path.exists():
             yield from _guarded(path, opts, fail)
         else:

@@ -1,25 +1,48 @@
 """HTML → Markdown: the main content of a documentation page, with code blocks byte-exact.
 
-Main content is the first of: `[role=main]` (Sphinx, Read the Docs, Furo), the single
-`<article>` (MkDocs/Material), `<main>`, and finally `<body>` without navigation,
-headers, footers, asides and sidebars.
+The main content is found without knowing the generator or its theme:
+
+1. semantic elements first: `[role=main]`, the single `<article>`, `<main>`;
+2. else the element whose id or class is a content hint (`content`, `main-content`,
+   `document`, `body`, …) and holds at least half of the page's own text (text outside
+   links), else `<body>`;
+3. from there, while one child holds nearly all of the own text (`_NARROW_SHARE`), that
+   child: a column of links beside the text (a site menu) is left behind.
+
+Evident non-content is removed from the page first (scripts, styles, inline SVG
+diagrams' text, dialogs and modals, hidden elements), then inside the main content:
+`nav`, `footer`, forms, navigation/search/banner ARIA roles, elements whose class or id
+words say breadcrumb, table of contents, navigation bar, pager, menu or previous/next,
+"edit this page" and previous/next links, logo links (an image and no text), links
+whose target carries data (over `_MAX_LINK_CHARS`), page-local tables of contents
+(lists of links to the page's own sections), and asides or sidebars that are link lists
+or short untitled notes (a footnote, `role=note`, or a titled aside is kept). A main
+content without an `<h1>` gets one from the page's `<title>`, so every chunk of the page
+has a header path (a semantic main content is left as it is).
 
 Code blocks never pass through markdownify: each `<pre>` is swapped for a placeholder,
 the rest is converted, and the placeholder is replaced by a fence around the `<pre>`'s
 exact text. The fence is longer than any backtick run in the code and always starts
 at column 0, even when the `<pre>` sat in a list item or a table cell, so a fenced
-block's content is always the `<pre>` text byte for byte.
+block's content is always the `<pre>` text byte for byte. Nothing inside a `<pre>` is
+ever removed.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
-from bs4 import BeautifulSoup, Comment, Tag
-from bs4.element import NavigableString
+import lxml.html
+import markdownify
+from bs4 import BeautifulSoup, Comment, Tag, XMLParsedAsHTMLWarning
+from bs4.element import Doctype, NavigableString, PreformattedString
+from lxml import etree
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
 from splitters.markdown_syntax import fence_block
@@ -31,26 +54,65 @@ __all__ = ["MAX_MARKUP_TAGS", "HtmlPage", "html_to_markdown", "links"]
 #: (the largest page of the Python docs has about 35,000).
 MAX_MARKUP_TAGS = 500_000
 
-# Elements that never carry content we want, by tag name, class, role and id. Matched by
-# hand rather than with CSS selectors: soupsieve costs seconds on a large Sphinx page.
-_DROP_TAGS = frozenset(
+# Removed from the whole page before the main content is looked for.
+_PAGE_DROP_TAGS = frozenset(
     {
-        "script", "style", "noscript", "template", "iframe", "object", "embed", "button",
-        "input", "select", "textarea", "nav", "footer",
+        "script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
+        "dialog", "button", "input", "select", "textarea",
     }
 )  # fmt: skip
-_DROP_CLASSES = frozenset(
-    {"sphinxsidebar", "related", "headerlink", "md-content__button", "md-source-file"}
-)
-_DROP_ROLES = frozenset({"navigation", "search"})
-# Additionally dropped when we fall back to the whole `<body>`.
-_BODY_DROP_TAGS = frozenset({"header", "aside", "form"})
-_BODY_DROP_CLASSES = frozenset({"sidebar", "toc", "breadcrumbs", "breadcrumb"})
-_BODY_DROP_ROLES = frozenset({"banner", "contentinfo", "complementary"})
-_BODY_DROP_IDS = frozenset({"sidebar", "toc"})
+_PAGE_DROP_ROLES = frozenset({"dialog", "alertdialog"})
+_PAGE_DROP_WORDS = frozenset({"modal", "hidden", "cookie", "cookies", "consent"})
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# Removed inside the main content.
+_DROP_TAGS = frozenset({"nav", "footer", "form"})
+_DROP_ROLES = frozenset({"navigation", "search", "banner", "contentinfo"})
+_DROP_WORDS = frozenset(
+    {
+        "breadcrumb", "breadcrumbs", "toc", "navbar", "nav", "navigation", "pager",
+        "pagination", "menu", "related", "headerlink", "edit", "prev", "previous", "next",
+        "skip",
+    }
+)  # fmt: skip
+# Additionally removed when the main content is not a semantic element.
+_BODY_DROP_TAGS = frozenset({"header"})
+# Tangential content: removed when it is a link list or a short untitled note.
+_ASIDE_ROLES = frozenset({"complementary"})
+_ASIDE_WORDS = frozenset({"sidebar", "aside"})
+_ASIDE_MIN_CHARS = 200
+# Only these are removed for their class or id words: a link or a span inside the text
+# ("toc-backref", "headerlink") is content, or is handled on its own.
+_CONTAINERS = frozenset(
+    {
+        "div", "section", "ul", "ol", "dl", "table", "details", "aside", "header", "p",
+        "span", "li", "form", "menu",
+    }
+)  # fmt: skip
+# An id or class that names the main content.
+_CONTENT_HINTS = frozenset(
+    {
+        "content", "contents", "main", "main-content", "maincontent", "main_content",
+        "page-content", "pagecontent", "document", "body", "article", "markdown-body",
+        "doc-content", "docs-content", "post-content", "entry-content",
+    }
+)  # fmt: skip
+_MAX_HINTS = 32
+# How many levels the main content may descend from the hinted element or the body.
+_MAX_NARROWING = 12
+# A child holding this share of its parent's own text is the main content instead.
+_NARROW_SHARE = 0.85
+# Link text above this share of an element's text makes it a link list.
+_LINK_LIST_SHARE = 0.6
+_LINK_LIST_MIN_LINKS = 3
+# A page-local table of contents is nothing but its links.
+_LOCAL_TOC_SHARE = 0.9
+# A link target longer than this carries data, not the address of a page.
+_MAX_LINK_CHARS = 300
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp")
+_WORDS = re.compile(r"[^a-z0-9]+")
 # Text of a permalink anchor: Sphinx and MkDocs use ¶, other generators #, § or 🔗.
 _PERMALINK_MARKS = {"", "¶", "#", "§", "🔗"}
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCK_TAGS = frozenset(
     {
         "address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt",
@@ -67,6 +129,8 @@ _LANGUAGE_ALIASES = {"python3": "python", "py": "python", "py3": "python", "defa
 _PLACEHOLDER = "\ue000{}\ue001"
 _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_LXML_PARSER = lxml.html.HTMLParser(huge_tree=True)
+_EXTRACT_NEWLINES = re.compile(r"^(\n*)((?:.*[^\n])?)(\n*)$", flags=re.DOTALL)
 # What may surround a placeholder on its line without being text: indentation, quote
 # markers, table pipes, list bullets.
 _NOT_TEXT = " \t>|-*+"
@@ -86,7 +150,104 @@ class _Code:
     language: str
 
 
-_CONVERTER = MarkdownConverter(
+@dataclass(slots=True)
+class _Tags:
+    """The tags of a subtree that the conversion steps work on, found in one walk."""
+
+    anchors: list[Tag] = field(default_factory=list)
+    images: list[Tag] = field(default_factory=list)
+    headings: list[Tag] = field(default_factory=list)
+    pres: list[Tag] = field(default_factory=list)
+    cells: list[Tag] = field(default_factory=list)
+    comments: list[Comment] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, root: Tag) -> _Tags:
+        found = cls()
+        for tag in root.descendants:
+            if not isinstance(tag, Tag):
+                if isinstance(tag, Comment):
+                    found.comments.append(tag)
+                continue
+            name = tag.name
+            if name == "a":
+                found.anchors.append(tag)
+            elif name == "img":
+                found.images.append(tag)
+            elif name in _HEADINGS or name == "dt":
+                found.headings.append(tag)
+            elif name == "pre":
+                found.pres.append(tag)
+            elif name in ("td", "th"):
+                found.cells.append(tag)
+        return found
+
+
+# markdownify's stubs leave these out.
+_MARKDOWNIFY: Any = markdownify
+should_remove_whitespace_inside = _MARKDOWNIFY.should_remove_whitespace_inside
+should_remove_whitespace_outside = _MARKDOWNIFY.should_remove_whitespace_outside
+
+
+class _Converter(MarkdownConverter):
+    """markdownify's converter without its per-element search for a `<pre>` ancestor.
+
+    `process_tag` is markdownify 1.2's, except that "inside a `<pre>`" is read from the
+    parent tags it already passes down instead of `node.find_parent("pre")`, which cost a
+    quarter of the conversion time. (Our code blocks are placeholders by then anyway.)
+    """
+
+    def process_tag(self, node: Tag, parent_tags: set[str] | None = None) -> str:
+        if parent_tags is None:
+            parent_tags = set()
+        remove_inside = should_remove_whitespace_inside(node)
+
+        def can_ignore(el: Any) -> bool:
+            if isinstance(el, Tag):
+                return False
+            if isinstance(el, Comment | Doctype):
+                return True
+            if isinstance(el, NavigableString):
+                if str(el).strip() != "":
+                    return False
+                if remove_inside and (not el.previous_sibling or not el.next_sibling):
+                    return True
+                return bool(
+                    should_remove_whitespace_outside(el.previous_sibling)
+                    or should_remove_whitespace_outside(el.next_sibling)
+                )
+            return el is None
+
+        children = [el for el in node.children if not can_ignore(el)]
+        inside_pre = node.name == "pre" or "pre" in parent_tags
+        child_tags = set(parent_tags)
+        child_tags.add(node.name)
+        if node.name in _HEADINGS or node.name in {"td", "th"}:
+            child_tags.add("_inline")
+        if node.name in {"pre", "code", "kbd", "samp"}:
+            child_tags.add("_noformat")
+        converter: Any = self
+        strings = [converter.process_element(el, parent_tags=child_tags) for el in children]
+        strings = [text for text in strings if text]
+        if not inside_pre:
+            collapsed = [""]  # so the first lookback works
+            for string in strings:
+                match = _EXTRACT_NEWLINES.match(string)
+                assert match is not None
+                leading, content, trailing = match.groups()
+                if collapsed[-1] and leading:
+                    previous = collapsed.pop()
+                    leading = "\n" * min(2, max(len(previous), len(leading)))
+                collapsed.extend([leading, content, trailing])
+            strings = collapsed
+        text = "".join(strings)
+        convert = converter.get_conv_fn_cached(node.name)
+        if convert is not None:
+            text = convert(node, text, parent_tags=parent_tags)
+        return str(text)
+
+
+_CONVERTER = _Converter(
     heading_style=ATX,
     bullets="-",
     newline_style=BACKSLASH,
@@ -97,6 +258,12 @@ _CONVERTER = MarkdownConverter(
 )
 
 
+def _tags(root: Tag) -> Iterator[Tag]:
+    for node in root.descendants:
+        if isinstance(node, Tag):
+            yield node
+
+
 def _classes(tag: Tag) -> list[str]:
     value: Any = tag.get("class")
     if isinstance(value, str):
@@ -104,13 +271,280 @@ def _classes(tag: Tag) -> list[str]:
     return list(value or [])
 
 
+@functools.lru_cache(maxsize=4096)
+def _class_tokens(value: str) -> frozenset[str]:
+    return frozenset(value.lower().split())
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_words(value: str) -> frozenset[str]:
+    return frozenset(word for word in _WORDS.split(value.lower()) if word)
+
+
+def _class_value(tag: Tag) -> str:
+    value: Any = tag.attrs.get("class")
+    return value if isinstance(value, str) else " ".join(value or ())
+
+
+def _tokens(tag: Tag) -> frozenset[str]:
+    """The class names and the id of `tag`, lower-cased."""
+    tokens = _class_tokens(_class_value(tag))
+    ident = tag.attrs.get("id")
+    return tokens | {ident.lower()} if isinstance(ident, str) and ident else tokens
+
+
+def _words(tag: Tag) -> frozenset[str]:
+    """The words of `tag`'s class names (split at anything not a letter or digit) and its
+    whole id. An id is not split: generators derive ids from the content ("c.PyIter_Next",
+    "buffer-related-functions"), while class names come from the theme."""
+    words = _class_words(_class_value(tag))
+    ident = tag.attrs.get("id")
+    return words | {ident.lower()} if isinstance(ident, str) and ident else words
+
+
+def _attribute(tag: Tag, name: str) -> str:
+    value = tag.attrs.get(name)
+    return value.strip().lower() if isinstance(value, str) else ""
+
+
+def _inside_pre(tag: Tag) -> bool:
+    return any(parent.name == "pre" for parent in tag.parents)
+
+
+def _in_heading(tag: Tag) -> bool:
+    return any(parent.name in _HEADINGS for parent in tag.parents)
+
+
+def _text_length(tag: Tag) -> int:
+    """Characters of visible text in `tag`, whitespace left out."""
+    return sum(
+        len("".join(node.split()))
+        for node in tag.descendants
+        if isinstance(node, NavigableString) and not isinstance(node, PreformattedString)
+    )
+
+
+def _link_stats(tag: Tag) -> tuple[int, int, int]:
+    """(text characters, of which in links, number of links) of `tag`."""
+    total = _text_length(tag)
+    links = [a for a in _tags(tag) if a.name == "a"] if tag.name != "a" else [tag]
+    return total, sum(_text_length(a) for a in links), len(links)
+
+
+def _own_text(tag: Tag) -> int:
+    """Text characters of `tag` outside links: what a reader reads rather than clicks."""
+    total, linked, _ = _link_stats(tag)
+    return total - linked
+
+
+def _is_link_list(tag: Tag) -> bool:
+    total, linked, count = _link_stats(tag)
+    return count >= _LINK_LIST_MIN_LINKS and linked >= _LINK_LIST_SHARE * total
+
+
+def _gone(tag: Tag) -> bool:
+    """Whether `tag` was decomposed. (bs4's `decomposed` property looks the attribute up
+    with `getattr`, which on a live tag becomes a search of its whole subtree.)"""
+    return bool(vars(tag).get("_decomposed", False))
+
+
+def _decompose(doomed: list[Tag]) -> None:
+    for tag in doomed:
+        if not _gone(tag):
+            tag.decompose()
+
+
+def _is_hidden(attrs: dict[str, Any]) -> bool:
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    style = attrs.get("style")
+    return isinstance(style, str) and _HIDDEN_STYLE.search(style) is not None
+
+
+def _drop_page_noise(soup: BeautifulSoup) -> list[Tag]:
+    """Remove what is never content anywhere on the page; return the content-hinted tags."""
+    doomed: list[Tag] = []
+    hinted: list[Tag] = []
+    for node in soup.descendants:
+        if not isinstance(node, Tag):
+            continue
+        attrs = node.attrs
+        if node.name in _PAGE_DROP_TAGS:
+            doomed.append(node)
+        elif not attrs:
+            continue
+        elif (
+            _attribute(node, "role") in _PAGE_DROP_ROLES
+            or _attribute(node, "aria-modal") == "true"
+            or _is_hidden(attrs)
+            or not _PAGE_DROP_WORDS.isdisjoint(_words(node))
+        ):
+            if node.name != "pre" and not _inside_pre(node):
+                doomed.append(node)
+        elif len(hinted) < _MAX_HINTS and not _CONTENT_HINTS.isdisjoint(_tokens(node)):
+            hinted.append(node)
+    _decompose(doomed)
+    return [tag for tag in hinted if not _gone(tag)]
+
+
+def _narrowed(tag: Tag) -> Tag:
+    """Descend while one child holds nearly all of `tag`'s own (non-link) text and no
+    heading is left behind."""
+    for _ in range(_MAX_NARROWING):
+        total = _own_text(tag)
+        if total <= 0:
+            return tag
+        for child in tag.children:
+            if isinstance(child, Tag) and _own_text(child) >= _NARROW_SHARE * total:
+                if any(_has_heading(other) for other in tag.children if other is not child):
+                    return tag  # the child's section title sits beside it
+                tag = child
+                break
+        else:
+            return tag
+    return tag
+
+
+def _has_heading(node: Any) -> bool:
+    if not isinstance(node, Tag):
+        return False
+    return node.name in _HEADINGS or any(tag.name in _HEADINGS for tag in _tags(node))
+
+
+def _main_content(soup: BeautifulSoup, hinted: list[Tag]) -> tuple[Tag, bool]:
+    """The element holding the page's main content, and whether it is a semantic one."""
+    role_main = soup.find(True, {"role": "main"})
+    if isinstance(role_main, Tag):
+        return role_main, True
+    main = soup.find("main")
+    scope: Tag = main if isinstance(main, Tag) else soup
+    articles = scope.find_all("article")
+    if len(articles) == 1:
+        return articles[0], True
+    if isinstance(main, Tag):
+        return main, True
+    body = soup.find("body")
+    root: Tag = body if isinstance(body, Tag) else soup
+    if hinted:
+        best = max(hinted, key=_own_text)
+        if _own_text(best) >= 0.5 * _own_text(root):
+            root = best
+    return _narrowed(root), False
+
+
+def _is_tangential_noise(tag: Tag) -> bool:
+    """An aside or sidebar that is a link list or a short note without a title."""
+    if any(_attribute(t, "role") == "note" for t in (tag, *_tags(tag))):
+        return False  # footnotes
+    if _is_link_list(tag):
+        return True
+    titled = any(t.name in _HEADINGS or "title" in _words(t) for t in (tag, *_tags(tag)))
+    return not titled and _text_length(tag) < _ASIDE_MIN_CHARS
+
+
+def _section_ids(root: Tag) -> set[str]:
+    """Ids of the page's headings and of the sections they open."""
+    ids: set[str] = set()
+    for tag in _tags(root):
+        if tag.name in _HEADINGS:
+            for holder in (tag, tag.parent):
+                ident = holder.get("id") if isinstance(holder, Tag) else None
+                if isinstance(ident, str):
+                    ids.add(ident)
+    return ids
+
+
+def _is_local_toc(tag: Tag, root: Tag, sections: list[set[str]]) -> bool:
+    """A list of nothing but links to the page's own sections: a page-local table of
+    contents. (Links to the page's own definitions are content, not a TOC.) `sections`
+    caches the section ids of `root`, found on first need."""
+    anchors = [a for a in _tags(tag) if a.name == "a"]
+    if len(anchors) < _LINK_LIST_MIN_LINKS:
+        return False
+    if not all(str(a.get("href") or "").startswith("#") for a in anchors):
+        return False
+    if not sections:
+        sections.append(_section_ids(root))
+    for anchor in anchors:
+        href = str(anchor.get("href") or "")
+        if href[1:] not in sections[0]:
+            return False
+    total, linked, _ = _link_stats(tag)
+    return linked >= _LOCAL_TOC_SHARE * total
+
+
+def _is_noise_link(anchor: Tag) -> bool:
+    """An "edit this page", previous/next or logo link, or one that carries data (a
+    playground's "Run" link holds the whole example in its URL)."""
+    href = str(anchor.get("href") or "")
+    if len(href) > _MAX_LINK_CHARS:
+        return True
+    rel = anchor.get("rel")
+    rels = rel.split() if isinstance(rel, str) else list(rel or [])
+    if {"prev", "next", "previous"} & {r.lower() for r in rels}:
+        return True
+    if "/edit/" in href or "edit" in _WORDS.split(_attribute(anchor, "title")):
+        return True
+    if any(not text.isspace() for text in anchor.strings):
+        return False
+    if not any(tag.name == "img" for tag in _tags(anchor)):
+        return False
+    return not urlsplit(href).path.lower().endswith(_IMAGE_SUFFIXES)
+
+
+def _drop_noise(root: Tag, *, semantic: bool) -> None:
+    tags = _DROP_TAGS if semantic else _DROP_TAGS | _BODY_DROP_TAGS
+    sections: list[set[str]] = []
+    doomed: list[Tag] = []
+    for tag in _tags(root):
+        name = tag.name
+        if name == "pre":
+            continue
+        if name == "a":
+            if _is_noise_link(tag):
+                doomed.append(tag)
+            continue
+        if name not in _CONTAINERS and name not in tags:
+            continue
+        if not tag.attrs and name in _CONTAINERS and name not in tags:
+            is_toc = name in ("ul", "ol") and _is_local_toc(tag, root, sections)
+            if is_toc or (name == "aside" and _is_tangential_noise(tag)):
+                doomed.append(tag)
+            continue
+        words = _words(tag)
+        role = _attribute(tag, "role")
+        if name in tags or role in _DROP_ROLES or not _DROP_WORDS.isdisjoint(words):
+            doomed.append(tag)
+        elif name == "aside" or role in _ASIDE_ROLES or not _ASIDE_WORDS.isdisjoint(words):
+            if _is_tangential_noise(tag):
+                doomed.append(tag)
+        elif name in ("ul", "ol") and _is_local_toc(tag, root, sections):
+            doomed.append(tag)
+    _decompose([tag for tag in doomed if not _inside_pre(tag) and not _in_heading(tag)])
+
+
+def _add_title_heading(root: Tag, soup: BeautifulSoup) -> None:
+    """Give a main content without an `<h1>` one from the page's `<title>`."""
+    if root.find("h1") is not None:
+        return
+    title = soup.find("title")
+    text = _heading_text(title) if isinstance(title, Tag) else ""
+    if text:
+        heading = soup.new_tag("h1")
+        heading.string = text
+        root.insert(0, heading)
+
+
 def _language(pre: Tag) -> str:
     """The language of a code block from classes on the `<pre>`, its `<code>` or ancestors."""
     candidates: list[Tag] = [pre]
-    code = pre.find("code")
-    if isinstance(code, Tag):
+    code = next((tag for tag in _tags(pre) if tag.name == "code"), None)
+    if code is not None:
         candidates.insert(0, code)
-    candidates.extend(list(pre.parents)[:6])
+    for number, parent in enumerate(pre.parents):
+        if number == 6:
+            break
+        candidates.append(parent)
     for tag in candidates:
         for cls in _classes(tag):
             match = _LANGUAGE_CLASS.match(cls)
@@ -122,73 +556,51 @@ def _language(pre: Tag) -> str:
     return ""
 
 
-def _main_content(soup: BeautifulSoup) -> tuple[Tag, bool]:
-    """The element holding the page's main content, and whether it is the body fallback."""
-    for candidate in (soup.select_one("[role=main]"),):
-        if candidate is not None:
-            return candidate, False
-    main = soup.find("main")
-    scope: Tag = main if isinstance(main, Tag) else soup
-    articles = scope.find_all("article")
-    if len(articles) == 1:
-        return articles[0], False
-    if isinstance(main, Tag):
-        return main, False
-    body = soup.find("body")
-    return (body if isinstance(body, Tag) else soup), True
-
-
-def _drop_noise(root: Tag, *, body: bool) -> None:
-    tags = _DROP_TAGS | _BODY_DROP_TAGS if body else _DROP_TAGS
-    classes = _DROP_CLASSES | _BODY_DROP_CLASSES if body else _DROP_CLASSES
-    roles = _DROP_ROLES | _BODY_DROP_ROLES if body else _DROP_ROLES
-    ids = _BODY_DROP_IDS if body else frozenset()
-    doomed: list[Tag] = []
-    for tag in root.find_all(True):
-        if (
-            tag.name in tags
-            or tag.get("role") in roles
-            or tag.get("id") in ids
-            or not classes.isdisjoint(_classes(tag))
-        ):
-            doomed.append(tag)
-    for tag in doomed:
-        if not tag.decomposed:
-            tag.decompose()
-
-
-def _clean_permalinks(root: Tag) -> None:
-    for heading in root.find_all([*_HEADINGS, "dt"]):
-        for anchor in heading.find_all("a"):
+def _clean_permalinks(headings: list[Tag]) -> None:
+    for heading in headings:
+        if _gone(heading):
+            continue
+        anchors = [tag for tag in _tags(heading) if tag.name == "a"]
+        for anchor in anchors:
             href = str(anchor.get("href") or "")
             if href.startswith("#") and anchor.get_text().strip() in _PERMALINK_MARKS:
                 anchor.decompose()
         if heading.name in _HEADINGS:
             # Links in a header would end up in every chunk's header path: keep the text.
-            for anchor in heading.find_all("a"):
-                anchor.unwrap()
-        for text in heading.find_all(string=True):
+            for anchor in anchors:
+                if not _gone(anchor):
+                    anchor.unwrap()
+        for text in list(heading.find_all(string=True)):
             if "¶" in text:
                 text.replace_with(text.replace("¶", ""))
 
 
-def _absolutize(root: Tag, base_url: str | None) -> None:
+def _absolutize(tags: _Tags, base_url: str | None) -> None:
     if not base_url:
         return
-    for attribute, tags in (("href", root.find_all("a", href=True)), ("src", root.find_all("img"))):
-        for tag in tags:
+    for attribute, found in (("href", tags.anchors), ("src", tags.images)):
+        for tag in found:
+            if _gone(tag):
+                continue
             value = tag.get(attribute)
             if isinstance(value, str) and value and not value.startswith(("javascript:", "data:")):
                 tag[attribute] = urljoin(base_url, value.strip())
 
 
-def _extract_code(root: Tag, soup: BeautifulSoup) -> list[_Code]:
+def _enclosing(tag: Tag, name: str) -> Tag | None:
+    for parent in tag.parents:
+        if parent.name == name:
+            return parent
+    return None
+
+
+def _extract_code(pres: list[Tag], soup: BeautifulSoup) -> list[_Code]:
     """Swap every outermost `<pre>` for a placeholder; return the code in order."""
     codes: list[_Code] = []
-    for pre in root.find_all("pre"):
-        if pre.decomposed or pre.find_parent("pre") is not None:
+    for pre in pres:
+        if _gone(pre) or _enclosing(pre, "pre") is not None:
             continue
-        cell = pre.find_parent("td")
+        cell = _enclosing(pre, "td")
         if cell is not None and {"linenos", "linenodiv"} & set(_classes(cell)):
             pre.decompose()  # line numbers of a Pygments table, not code
             continue
@@ -196,15 +608,24 @@ def _extract_code(root: Tag, soup: BeautifulSoup) -> list[_Code]:
         holder = soup.new_tag("div")
         holder.string = _PLACEHOLDER.format(len(codes) - 1)
         # A Pygments line-number table holds one block: replace the whole table.
-        table = pre.find_parent("table", class_="highlighttable")
-        (table if isinstance(table, Tag) else pre).replace_with(holder)
+        table = next(
+            (
+                parent
+                for parent in pre.parents
+                if parent.name == "table" and "highlighttable" in _classes(parent)
+            ),
+            None,
+        )
+        (table if table is not None else pre).replace_with(holder)
     return codes
 
 
-def _escape_cell_pipes(root: Tag) -> None:
+def _escape_cell_pipes(cells: list[Tag]) -> None:
     """A `|` inside a table cell would end the cell in a GFM table: escape it."""
-    for cell in root.find_all(["td", "th"]):
-        for text in cell.find_all(string=True):
+    for cell in cells:
+        if _gone(cell):
+            continue
+        for text in list(cell.find_all(string=True)):
             if "|" in text and not isinstance(text, Comment):
                 text.replace_with(text.replace("|", "\\|"))
 
@@ -284,23 +705,78 @@ def _flat_markdown(root: Tag) -> str:
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip("\n")
 
 
-def html_to_markdown(html: str, *, base_url: str | None = None) -> HtmlPage:
+def _flatten_code(html: str) -> str:
+    """`html` with the markup inside every `<pre>` replaced by its text.
+
+    Syntax highlighting wraps every token of a code block in a `<span>`, and building
+    BeautifulSoup's tree costs ~50 µs per element, while the code's text is all we
+    keep of it. lxml reads and writes the page ~50 times faster than BeautifulSoup
+    builds it, so the page is passed through it first. The first `<code>` inside a
+    `<pre>` keeps its class (the language). A page lxml cannot read is left as it is.
+    """
+    try:
+        root = lxml.html.document_fromstring(html, parser=_LXML_PARSER)
+    except (etree.ParserError, ValueError):
+        return html
+    changed = False
+    for pre in root.iter("pre"):
+        if len(pre) == 0 or any(parent.tag == "pre" for parent in pre.iterancestors()):
+            continue
+        code = next(pre.iter("code"), None)
+        language = code.get("class") if code is not None else None
+        text = pre.text_content()
+        for child in list(pre):
+            pre.remove(child)
+        if language:
+            pre.text = None
+            holder = etree.SubElement(pre, "code")
+            holder.set("class", language)
+            holder.text = text
+        else:
+            pre.text = text
+        changed = True
+    return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+def _parse(html: str) -> BeautifulSoup:
+    html = _flatten_code(html)
+    with warnings.catch_warnings():
+        # An XHTML page is still read as HTML, as browsers do.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        # Class attributes stay strings: splitting them into lists for every tag costs
+        # more than the few look-ups here.
+        return BeautifulSoup(html, "lxml", multi_valued_attributes=None)
+
+
+def html_to_markdown(
+    html: str, *, base_url: str | None = None, main_content: bool = True
+) -> HtmlPage:
     """Convert the main content of an HTML page to Markdown.
 
     `base_url` resolves relative links and image sources (a `file://` URL for local files).
-    Pages nested too deeply for a recursive converter are flattened to paragraphs and
-    fenced code instead of failing.
+    With `main_content` off, the whole body is converted (for HTML that is all content,
+    such as a Word document's). Pages nested too deeply for a recursive converter are
+    flattened to paragraphs and fenced code instead of failing.
     """
-    soup = BeautifulSoup(html, "lxml")
-    main, is_body = _main_content(soup)
+    soup = _parse(html)
+    hinted = _drop_page_noise(soup)
+    if main_content:
+        main, semantic = _main_content(soup, hinted)
+    else:
+        body = soup.find("body")
+        main, semantic = (body if isinstance(body, Tag) else soup), True
     title = _title(soup, main)
-    _drop_noise(main, body=is_body)
-    for comment in main.find_all(string=lambda s: isinstance(s, Comment)):
+    if main_content:
+        _drop_noise(main, semantic=semantic)
+    if not semantic:
+        _add_title_heading(main, soup)
+    tags = _Tags.of(main)
+    for comment in tags.comments:
         comment.extract()
-    _clean_permalinks(main)
-    _absolutize(main, base_url)
-    codes = _extract_code(main, soup)
-    _escape_cell_pipes(main)
+    _clean_permalinks(tags.headings)
+    _absolutize(tags, base_url)
+    codes = _extract_code(tags.pres, soup)
+    _escape_cell_pipes(tags.cells)
     try:
         converted = str(_CONVERTER.convert_soup(main))
     except RecursionError:
@@ -311,7 +787,7 @@ def html_to_markdown(html: str, *, base_url: str | None = None) -> HtmlPage:
 
 def links(html: str, *, base_url: str) -> list[str]:
     """Absolute targets of the `<a href>` links in `html`, fragments removed, in order."""
-    soup = BeautifulSoup(html, "lxml")
+    soup = _parse(html)
     found: list[str] = []
     for anchor in soup.find_all("a", href=True):
         href = anchor.get("href")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 __all__ = ["ImageCaptioner", "LoadOptions"]
 
 #: Describes an image (its bytes and file extension, e.g. "png") in one sentence;
-#: `service.captions.OllamaCaptioner` is one. It raises `SynopsisError` on failure.
+#: `service.models.captions.OllamaCaptioner` is one. It raises `SynopsisError` on failure.
 ImageCaptioner = Callable[[bytes, str], str]
 
 
@@ -19,7 +19,9 @@ class LoadOptions:
     `crawl_depth` 0 loads only the given URL; N follows links on the same host under
     the same path prefix up to N levels deep. `max_bytes` caps every file and every HTTP
     response. `captioner` is off by default: PDF images are only counted; with one,
-    each image's caption is added where the image sits.
+    each image's caption is added where the image sits. `drop_repeated_blocks`: text
+    blocks repeated on many HTML pages of one directory or crawl (a menu, a footer) are
+    dropped (`loaders.boilerplate`).
     """
 
     crawl_depth: int = 0
@@ -30,3 +32,4 @@ class LoadOptions:
     respect_robots: bool = True
     user_agent: str = "synopsis/0.1"
     captioner: ImageCaptioner | None = None
+    drop_repeated_blocks: bool = True
