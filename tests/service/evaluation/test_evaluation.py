@@ -340,7 +340,7 @@ TUTORIAL_PAGES = (
 
 
 def test_the_committed_tutorial_set_covers_every_page() -> None:
-    queries = load_queries(Path(__file__).parents[2] / "eval" / "tutorial.jsonl")
+    queries = load_queries(Path(__file__).parents[3] / "eval" / "tutorial.jsonl")
     pages = {e.source_suffix for q in queries for e in q.expect}
     assert len([q for q in queries if q.in_scope]) >= 40
     assert len([q for q in queries if not q.in_scope]) >= 5
