@@ -61,8 +61,8 @@ def load(
     """Yield the Documents of `sources`, one at a time, in a deterministic order.
 
     Sources are taken in the given order: a file yields its Documents, a directory the
-    Documents of its `.html`, `.htm`, `.md`, `.markdown`, `.txt` and `.pdf` files in
-    sorted path order, and a URL its page (or, with `options.crawl_depth` > 0,
+    Documents of its `.html`, `.htm`, `.md`, `.markdown`, `.txt`, `.pdf` and `.docx`
+    files in sorted path order, and a URL its page (or, with `options.crawl_depth` > 0,
     the pages of its crawl, breadth first). When a source fails, `on_error` receives the
     `LoaderError` and loading goes on; without `on_error` the error is raised.
     `http_client` is used for URLs (one is created, and closed, when it is None).

@@ -25,7 +25,7 @@ from urllib.robotparser import RobotFileParser
 import httpx
 from langchain_core.documents import Document
 
-from loaders.documents import HTML, MARKDOWN, PDF, TEXT
+from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT
 from loaders.encoding import decode_text
 from loaders.formats import convert
 from loaders.html import links
@@ -43,6 +43,7 @@ _MEDIA_TYPES = {
     "text/x-markdown": MARKDOWN,
     "text/plain": TEXT,
     "application/pdf": PDF,
+    DOCX: DOCX,
 }
 # Links to these are never documents: not worth a request.
 _SKIPPED_SUFFIXES = frozenset(

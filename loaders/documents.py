@@ -14,6 +14,7 @@ from splitters.metadata import PAGE_END, PAGE_MARKER, PAGE_START, page_marker
 __all__ = [
     "CONTENT_HASH",
     "CONTENT_TYPE",
+    "DOCX",
     "HTML",
     "IMAGE_COUNT",
     "MARKDOWN",
@@ -37,13 +38,14 @@ TITLE = "title"
 CONTENT_TYPE = "content_type"
 #: sha256 hex digest of `page_content` encoded as UTF-8.
 CONTENT_HASH = "content_hash"
-#: Number of images on the PDF pages of the document.
+#: Number of images on the PDF pages (or in the Word file) of the document.
 IMAGE_COUNT = "image_count"
 
 HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def content_hash(markdown: str) -> str:

@@ -1,4 +1,4 @@
-"""Bytes of a known format (HTML, Markdown, text, PDF) → Documents, for files and URLs alike."""
+"""Bytes of a known format (HTML, Markdown, text, PDF, DOCX) → Documents, for files and URLs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from langchain_core.documents import Document
 
-from loaders.documents import HTML, MARKDOWN, PDF, TEXT, make_document
+from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT, make_document
+from loaders.docx import docx_documents
 from loaders.encoding import decode_text
 from loaders.html import MAX_MARKUP_TAGS, html_to_markdown
 from loaders.markdown import markdown_document, text_document
@@ -24,6 +25,7 @@ CONTENT_TYPES_BY_SUFFIX = {
     ".markdown": MARKDOWN,
     ".txt": TEXT,
     ".pdf": PDF,
+    ".docx": DOCX,
 }
 
 
@@ -52,6 +54,9 @@ def convert(
         yield from pdf_documents(
             data, source=source, fallback_title=fallback_title, options=options
         )
+        return
+    if content_type == DOCX:
+        yield from docx_documents(data, source=source, fallback_title=fallback_title)
         return
     text = decode_text(data, source=source, declared=charset, html=content_type == HTML)
     if content_type == HTML:
