@@ -164,8 +164,10 @@ def chunk(
 ) -> None:
     """Load and split SOURCES (files, directories, URLs) without indexing them."""
     from loaders import load
+    from loaders.documents import SOURCE
     from service.index.records import header_path
     from splitters import chunk_documents
+    from splitters.metadata import CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START, TOKENS
 
     failures: list[str] = []
 
@@ -182,25 +184,23 @@ def chunk(
     for piece in chunks:
         meta = piece.metadata
         count += 1
-        tokens += int(meta["tokens"])
-        per_source[meta["source"]] = per_source.get(meta["source"], 0) + 1
+        tokens += int(meta[TOKENS])
+        per_source[meta[SOURCE]] = per_source.get(meta[SOURCE], 0) + 1
         if as_json:
             record = {
-                "source": meta["source"],
-                "headers": list(meta.get("headers") or []),
+                "source": meta[SOURCE],
+                "headers": list(meta.get(HEADERS) or []),
                 "content": piece.page_content,
-                "tokens": meta["tokens"],
-                "chunk_index": meta["chunk_index"],
+                "tokens": meta[TOKENS],
+                "chunk_index": meta[CHUNK_INDEX],
             }
-            if "page_start" in meta:  # PDFs: the pages this chunk's text is on
-                record |= {"page_start": meta["page_start"], "page_end": meta["page_end"]}
+            if PAGE_START in meta:  # PDFs: the pages this chunk's text is on
+                record |= {"page_start": meta[PAGE_START], "page_end": meta[PAGE_END]}
             click.echo(json.dumps(record, ensure_ascii=False))
         else:
-            path = header_path(meta.get("headers") or []) or "(no header)"
+            path = header_path(meta.get(HEADERS) or []) or "(no header)"
             preview = " ".join(piece.page_content.split())[:160]
-            click.echo(
-                f"[{meta['chunk_index']}] {meta['source']} § {path} ({meta['tokens']} tokens)"
-            )
+            click.echo(f"[{meta[CHUNK_INDEX]}] {meta[SOURCE]} § {path} ({meta[TOKENS]} tokens)")
             click.echo(f"    {preview}")
     if not as_json:
         click.echo(f"{count} chunks, {tokens} tokens, from {len(per_source)} documents")

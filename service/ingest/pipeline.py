@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from langchain_core.documents import Document
 
 from loaders import LoadOptions, load
+from loaders.documents import CONTENT_HASH, CONTENT_TYPE, SOURCE, TITLE
 from service.errors import LoaderError
 from service.index.identifiers import extract_identifiers
 from service.index.identity import chunk_id, content_hash, summary_id
@@ -49,6 +50,7 @@ from service.ingest.attach import attachment, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
+from splitters.metadata import CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
 
 __all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 
@@ -169,9 +171,9 @@ class Ingestor:
 
     def _write_chunks(self, document: Document, report: IngestReport) -> _PendingSource | None:
         """Phase 1 for one source; returns what phase 2 has to do (None: nothing)."""
-        source = str(document.metadata["source"])
+        source = str(document.metadata[SOURCE])
         report.sources += 1
-        doc_hash = str(document.metadata.get("content_hash") or content_hash(document.page_content))
+        doc_hash = str(document.metadata.get(CONTENT_HASH) or content_hash(document.page_content))
         previous = self.store.source_record(source)
         if (
             previous is not None
@@ -213,7 +215,7 @@ class Ingestor:
         to_attach = [cid for cid in chunks if _summary_pending(stored.get(cid), wanted[cid])]
         record = SourceRecord(
             source=source,
-            title=str(document.metadata.get("title") or ""),
+            title=str(document.metadata.get(TITLE) or ""),
             content_hash=doc_hash,
             settings_key=self.settings_key,
             status="ingesting",
@@ -225,9 +227,9 @@ class Ingestor:
         written = self.store.write_originals(list(new_records.values()))
         self.store.update_chunk_indexes(
             {
-                cid: int(chunk.metadata["chunk_index"])
+                cid: int(chunk.metadata[CHUNK_INDEX])
                 for cid, chunk in chunks.items()
-                if cid in stored and stored[cid].chunk_index != chunk.metadata["chunk_index"]
+                if cid in stored and stored[cid].chunk_index != chunk.metadata[CHUNK_INDEX]
             }
         )
         wanted_ids = set(wanted.values())
@@ -400,7 +402,7 @@ def _timed(
 
 
 def _headers(chunk: Document) -> list[str]:
-    return list(chunk.metadata.get("headers") or [])
+    return list(chunk.metadata.get(HEADERS) or [])
 
 
 def _chunk_hash(chunk: Document) -> str:
@@ -421,15 +423,15 @@ def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalR
     meta = chunk.metadata
     return OriginalRecord(
         id=cid,
-        source=str(meta["source"]),
-        title=str(meta.get("title") or ""),
+        source=str(meta[SOURCE]),
+        title=str(meta.get(TITLE) or ""),
         headers=_headers(chunk),
-        chunk_index=int(meta["chunk_index"]),
+        chunk_index=int(meta[CHUNK_INDEX]),
         content=chunk.page_content,
         content_hash=_chunk_hash(chunk),
-        content_type=str(meta.get("content_type") or ""),
+        content_type=str(meta.get(CONTENT_TYPE) or ""),
         identifiers=extract_identifiers(chunk.page_content),
-        page_start=meta.get("page_start"),
-        page_end=meta.get("page_end"),
+        page_start=meta.get(PAGE_START),
+        page_end=meta.get(PAGE_END),
         vector=vector,
     )
