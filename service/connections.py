@@ -85,20 +85,29 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc
 
 
-def ollama_chat(settings: Settings, *, max_tokens: int, stop: Sequence[str]) -> ChatOllama:
-    """The configured chat model behind Ollama: deterministic, at most `max_tokens` per
-    reply. Summaries and answers share one context size, so Ollama loads the model once."""
+def ollama_chat(
+    settings: Settings,
+    *,
+    max_tokens: int,
+    stop: Sequence[str] = (),
+    model: str | None = None,
+    timeout: float | None = None,
+) -> ChatOllama:
+    """A chat model behind the configured Ollama (the settings' chat model unless
+    `model` names another, e.g. the vision model): deterministic, at most `max_tokens`
+    per reply. Every chat model shares one context size, so Ollama loads each once."""
     from langchain_ollama import ChatOllama  # only commands that write or answer need it
 
     return ChatOllama(
-        model=settings.chat_model,
+        model=model or settings.chat_model,
         base_url=settings.resolved_ollama_url,
         temperature=0.0,
         num_predict=max_tokens,
         repeat_penalty=1.15,
         num_ctx=settings.chat_context_tokens,
-        stop=list(stop),
+        stop=list(stop) or None,
         keep_alive=1800,
+        client_kwargs={"timeout": timeout} if timeout else {},
     )
 
 

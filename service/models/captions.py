@@ -13,9 +13,9 @@ import base64
 
 import ollama
 from langchain_core.messages import HumanMessage
-from langchain_ollama import ChatOllama
 
 from loaders import LoadOptions
+from service.connections import ollama_chat
 from service.errors import ConfigurationError, ModelError
 from service.settings import Settings
 
@@ -40,12 +40,8 @@ class OllamaCaptioner:
         self.model = settings.vision_model
         self._url = settings.resolved_ollama_url
         self._checked = False
-        self._chat = ChatOllama(
-            model=settings.vision_model,
-            base_url=settings.resolved_ollama_url,
-            temperature=0.0,
-            num_predict=80,
-            client_kwargs={"timeout": settings.summary_timeout},
+        self._chat = ollama_chat(
+            settings, model=settings.vision_model, max_tokens=80, timeout=settings.summary_timeout
         )
 
     def __call__(self, image: bytes, extension: str) -> str:
