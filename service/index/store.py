@@ -573,6 +573,7 @@ class Store:
             "sources": self.sources.aggregate.over_all(total_count=True).total_count,
             "summaries_by_kind": kinds,
             "summaries_by_reason": dict(sorted(reasons.items())),
+            "pending_summaries": self.pending_summaries(),
             "embedding": self.embedding_info(),
         }
 

@@ -139,7 +139,7 @@ class AskResponse(msgspec.Struct, kw_only=True):
 
 
 class SourceItem(msgspec.Struct, kw_only=True):
-    """One indexed source and its last ingest."""
+    """One indexed source and its last ingest (`pending`: chunks still without summary)."""
 
     source: str
     title: str
@@ -147,6 +147,7 @@ class SourceItem(msgspec.Struct, kw_only=True):
     status: str
     content_hash: str
     ingested_at: dt.datetime
+    pending: int = 0
 
     @classmethod
     def from_record(cls, record: SourceRecord) -> SourceItem:

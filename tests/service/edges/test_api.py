@@ -342,6 +342,7 @@ def test_sources(client: TestClient[Any]) -> None:
                 "status": "complete",
                 "content_hash": "abc",
                 "ingested_at": "2025-01-02T03:04:05Z",
+                "pending": 0,
             }
         ],
     )
