@@ -5,7 +5,8 @@ pages of one site:
 
 * ``no_header``: a chunk with no header path that is not its page's intro (the intro
   is the page's first chunk; text before a page's first header that needs more than
-  one chunk is evidently not the page's own);
+  one chunk is evidently not the page's own). A page without any header (a source
+  listing) is all intro;
 * ``link_heavy``: a chunk whose prose is mostly link text (a menu, a list of pages);
   code blocks do not count;
 * ``repeated``: a chunk whose text (whitespace collapsed) is also a chunk of another
@@ -86,6 +87,12 @@ class BoilerplateReport:
         return {*self.no_header, *self.link_heavy, *self.repeated}
 
     @property
+    def navigation_share(self) -> float:
+        """Chunks without header or mostly links (what navigation looks like) over all."""
+        navigation = {*self.no_header, *self.link_heavy}
+        return len(navigation) / self.chunks if self.chunks else 0.0
+
+    @property
     def share(self) -> float:
         """Flagged chunks over all chunks (0 for no chunks)."""
         return len(self.flagged) / self.chunks if self.chunks else 0.0
@@ -104,18 +111,23 @@ def boilerplate_report(chunks: Iterable[Document]) -> BoilerplateReport:
     report = BoilerplateReport()
     pages_of: defaultdict[str, set[str]] = defaultdict(set)
     keys: list[tuple[str, int, str]] = []
+    headerless: list[tuple[str, int]] = []
+    headed: set[str] = set()
     for chunk in chunks:
         report.chunks += 1
         source = str(chunk.metadata.get("source", ""))
         index = int(chunk.metadata.get(CHUNK_INDEX, 0))
         headers: Sequence[str] = chunk.metadata.get(HEADERS) or ()
-        if not headers and index > 0:
-            report.no_header.append((source, index))
+        if headers:
+            headed.add(source)
+        elif index > 0:
+            headerless.append((source, index))
         share, links = link_text_share(chunk.page_content)
         if share >= LINK_HEAVY_SHARE and links >= LINK_HEAVY_MIN_LINKS:
             report.link_heavy.append((source, index))
         text = _normalized(chunk.page_content)
         pages_of[text].add(source)
         keys.append((source, index, text))
+    report.no_header = [(s, i) for s, i in headerless if s in headed]
     report.repeated = [(s, i) for s, i, text in keys if len(pages_of[text]) > 1]
     return report

@@ -86,3 +86,11 @@ def test_boilerplate_report_criteria() -> None:
     assert report.repeated == [("a", 2), ("b", 2)]
     assert report.no_header == []  # "Orphan text." is b's intro
     assert report.share == 3 / 6
+    assert report.navigation_share == 1 / 6
+
+
+def test_only_pages_with_headers_have_chunks_out_of_place() -> None:
+    big = " ".join(["word"] * 400)
+    docs = [page("listing", f"{big}\n\n{big}\n"), page("guide", f"{big}\n\n{big}\n\n# G\n\ntext\n")]
+    report = boilerplate_report(chunk_documents(docs))
+    assert report.no_header == [("guide", 1)]
