@@ -110,7 +110,8 @@ _LOCAL_TOC_SHARE = 0.9
 _MAX_LINK_CHARS = 300
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp")
 _WORDS = re.compile(r"[^a-z0-9]+")
-# Text of a permalink anchor: Sphinx and MkDocs use ¶, other generators #, § or 🔗.
+# Text of a permalink anchor: Sphinx and MkDocs use ¶, other generators #, § or 🔗, or an
+# icon font's private-use glyph (any text without a letter or digit counts).
 _PERMALINK_MARKS = {"", "¶", "#", "§", "🔗"}
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCK_TAGS = frozenset(
@@ -556,6 +557,11 @@ def _language(pre: Tag) -> str:
     return ""
 
 
+def _is_permalink_text(text: str) -> bool:
+    """¶, #, §, 🔗, nothing, or an icon-font glyph: no letter or digit in it."""
+    return text in _PERMALINK_MARKS or not any(char.isalnum() for char in text)
+
+
 def _clean_permalinks(headings: list[Tag]) -> None:
     for heading in headings:
         if _gone(heading):
@@ -563,7 +569,7 @@ def _clean_permalinks(headings: list[Tag]) -> None:
         anchors = [tag for tag in _tags(heading) if tag.name == "a"]
         for anchor in anchors:
             href = str(anchor.get("href") or "")
-            if href.startswith("#") and anchor.get_text().strip() in _PERMALINK_MARKS:
+            if href.startswith("#") and _is_permalink_text(anchor.get_text().strip()):
                 anchor.decompose()
         if heading.name in _HEADINGS:
             # Links in a header would end up in every chunk's header path: keep the text.

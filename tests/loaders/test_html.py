@@ -101,6 +101,7 @@ def test_code_blocks_leave_their_container(html: str, expected: str) -> None:
         ('<h2>Title<a class="headerlink" href="#t">¶</a></h2>', "## Title\n"),
         ('<h3 id="x">Deep<a href="#x">#</a></h3>', "### Deep\n"),
         ('<h2><a href="other.html">Linked</a> header ¶</h2>', "## Linked header\n"),
+        ('<h2 id="i">Icon<a class="headerlink" href="#i">\uf0c1</a></h2>', "## Icon\n"),
         ("<h4>Keep <code>code</code></h4>", "#### Keep `code`\n"),
     ],
 )
