@@ -70,7 +70,8 @@ _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 
 
 #: What a search hit shows of an original.
-ORIGINAL_HIT_PROPERTIES = ["content", "source", "title", "headers", "chunk_index"]
+# "summary" is the attached summary's text (empty while pending or filtered out).
+ORIGINAL_HIT_PROPERTIES = ["content", "source", "title", "headers", "chunk_index", "summary"]
 
 
 @dataclass(frozen=True, kw_only=True)

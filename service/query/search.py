@@ -273,7 +273,9 @@ class Searcher:
                 _hit(
                     match.id,
                     match.properties,
-                    summary=None,
+                    # The attached summary comes with the chunk; only a filtered-out one
+                    # is fetched from SummarizedDocuments (`_attach_summaries`).
+                    summary=str(match.properties.get("summary") or "") or None,
                     score=match.score,
                     leg=leg,
                     distance=distance,

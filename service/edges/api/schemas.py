@@ -72,7 +72,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
 
 class SearchHit(msgspec.Struct, kw_only=True):
-    """One original chunk, with the summary that matched it (null for the originals leg).
+    """One original chunk, with its summary (null while its chunk has none yet).
 
     `score` ranks hits within one response only (hybrid scores are normalized per query;
     in `fused` mode it is the reciprocal-rank score). `distance` is the absolute cosine
