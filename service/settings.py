@@ -116,6 +116,17 @@ class Settings:
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # API keys (service/edges/api/security.py), sent as `Authorization: Bearer <key>`: read
+    # keys may search, ask and list; write keys may also ingest, delete and manage jobs.
+    # Comma-separated; kept out of repr so that printing the settings never shows a key.
+    api_read_keys: str = field(default="", repr=False)
+    api_write_keys: str = field(default="", repr=False)
+    # A file of `read <key>` / `write <key>` lines (`#` comments), e.g. a container secret;
+    # empty: none. Its keys add to the two lists above.
+    api_keys_file: str = ""
+    # With no key configured the API is open to anyone who reaches it, so `synopsis serve`
+    # refuses a non-loopback host unless this is set explicitly.
+    api_allow_open: bool = False
 
     # The local stack: versions, loopback ports and limits.
     weaviate_version: str = "1.39.0"

@@ -27,6 +27,7 @@ from service.edges.api.controllers import (
     provide_synopsis,
 )
 from service.edges.api.schemas import ErrorBody
+from service.edges.api.security import load_api_keys
 from service.errors import (
     EmbeddingMismatchError,
     ModelError,
@@ -101,7 +102,7 @@ def create_app(
                 app.state.ollama_http = ollama_http
             yield
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             HealthController,
             SearchController,
@@ -121,3 +122,6 @@ def create_app(
             description="Summary-to-original retrieval for technical documentation.",
         ),
     )
+    # Loaded once, here, so that a bad keys file fails at startup rather than per request.
+    app.state.api_keys = load_api_keys(resolved)
+    return app

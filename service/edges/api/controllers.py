@@ -27,6 +27,7 @@ from service.edges.api.schemas import (
     SearchRequestBody,
     SourceItem,
 )
+from service.edges.api.security import require_read, require_write
 from service.synopsis import Synopsis
 
 __all__ = [
@@ -109,6 +110,7 @@ class SearchController(Controller):
 
     path = "/search"
     tags = ("search",)
+    guards = (require_read,)
 
     @post(operation_id="search", summary="Search the index", status_code=HTTP_200_OK)
     async def search(
@@ -124,6 +126,7 @@ class AskController(Controller):
 
     path = "/ask"
     tags = ("ask",)
+    guards = (require_read,)
 
     @post(
         operation_id="ask",
@@ -143,7 +146,12 @@ class SourceController(Controller):
     path = "/sources"
     tags = ("sources",)
 
-    @get(operation_id="listSources", summary="List indexed sources", sync_to_thread=True)
+    @get(
+        operation_id="listSources",
+        summary="List indexed sources",
+        sync_to_thread=True,
+        guards=[require_read],
+    )
     def list_sources(self, synopsis: SynopsisDependency) -> list[SourceItem]:
         """Every indexed source with its chunk count, status and last ingest time."""
         return [SourceItem.from_record(record) for record in synopsis.sources()]
@@ -153,6 +161,7 @@ class SourceController(Controller):
         summary="Delete a source's originals and summaries",
         status_code=HTTP_200_OK,
         sync_to_thread=True,
+        guards=[require_write],
     )
     def delete_source(
         self,
@@ -173,6 +182,7 @@ class StatsController(Controller):
 
     path = "/stats"
     tags = ("stats",)
+    guards = (require_read,)
 
     @get(operation_id="getStats", summary="Collection counts", sync_to_thread=True)
     def stats(self, synopsis: SynopsisDependency) -> dict[str, Any]:
