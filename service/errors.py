@@ -14,6 +14,11 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 ├── StoreError                Weaviate rejected a read or a write
 │   └── EmbeddingMismatchError the collection was indexed with another embedding model
 ├── SearchError               a search request is invalid
+├── RequestLimitError         a request exceeds a configured limit (names the field)
+├── JobError                  an ingest job cannot be found, changed or queued
+│   ├── JobNotFoundError      no such job (or not the caller's)
+│   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
+│   └── QueueFullError        the job queue or the caller's share of it is full
 └── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
 ```
 
@@ -40,10 +45,15 @@ __all__ = [
     "BuildError",
     "ConfigurationError",
     "EmbeddingMismatchError",
+    "JobError",
+    "JobNotFoundError",
+    "JobStateError",
     "LoaderError",
     "ModelError",
     "PortInUseError",
     "QuerySetError",
+    "QueueFullError",
+    "RequestLimitError",
     "SearchError",
     "SplitterError",
     "StackError",
@@ -82,3 +92,33 @@ class SearchError(SynopsisError):
 
 class QuerySetError(SynopsisError):
     """An evaluation question set cannot be read or a line of it is malformed."""
+
+
+class RequestLimitError(SynopsisError):
+    """A request exceeds a limit of the settings; `field` names what, `too_large` when
+    the limit is a size (HTTP 413) rather than a count or a length (HTTP 400)."""
+
+    def __init__(self, message: str, *, field: str, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.field = field
+        self.too_large = too_large
+
+
+class JobError(SynopsisError):
+    """An ingest job cannot be found, changed or queued."""
+
+
+class JobNotFoundError(JobError):
+    """No job has this id (or it belongs to another API key)."""
+
+
+class JobStateError(JobError):
+    """The job's state does not allow what was asked."""
+
+
+class QueueFullError(JobError):
+    """The job queue, or the caller's share of it, is full; try again after `retry_after` s."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

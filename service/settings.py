@@ -128,6 +128,24 @@ class Settings:
     # refuses a non-loopback host unless this is set explicitly.
     api_allow_open: bool = False
 
+    # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process,
+    # queued jobs at most (a full queue answers 429), queued or running jobs per API key.
+    jobs_workers: int = 1
+    jobs_queue_size: int = 100
+    jobs_per_key: int = 10
+    # A running job whose worker has not written a heartbeat for this long is
+    # `interrupted` (its service process stopped or was killed); heartbeats come every
+    # third of it. How often each service process looks for queued jobs.
+    jobs_lease_seconds: float = 30.0
+    jobs_poll_seconds: float = 1.0
+    # Uploads (POST /documents, multipart): bytes per file, per request, files per request;
+    # URL ingests: crawl depth and pages at most.
+    api_max_upload_file_bytes: int = 20_000_000
+    api_max_upload_bytes: int = 50_000_000
+    api_max_upload_files: int = 50
+    api_max_crawl_depth: int = 5
+    api_max_crawl_pages: int = 1_000
+
     # The local stack: versions, loopback ports and limits.
     weaviate_version: str = "1.39.0"
     ollama_version: str = "0.24.0"

@@ -10,7 +10,7 @@ The CLI, the LangChain retriever and the HTTP API all go through this object:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,7 @@ import weaviate
 from service.connections import connect_weaviate, ensure_stack
 from service.errors import StoreError
 from service.index.records import SourceRecord
-from service.index.store import Store
+from service.index.store import SourceChunk, Store
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.search import Hit, Searcher, SearchRequest, search_request
 from service.settings import Settings
@@ -28,6 +28,8 @@ from service.stack.progress import Progress, silent
 # What only ingesting or answering needs (the loaders, the chat model) is imported when
 # first used: a search must not pay for the PDF and HTML stack (docs/benchmarks.md).
 if TYPE_CHECKING:
+    from langchain_core.documents import Document
+
     from loaders import LoadOptions
     from service.ingest.attach import ReattachReport
     from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
@@ -137,6 +139,16 @@ class Synopsis:
         options = options or load_options(self.settings)
         return self._ingestor(on_event).ingest(sources, options=options)
 
+    def ingest_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        on_event: Callable[[IngestEvent], None] | None = None,
+        report: IngestReport | None = None,
+    ) -> IngestReport:
+        """Split, summarize, embed and store already-loaded Markdown `documents`."""
+        return self._ingestor(on_event).ingest_documents(documents, report=report)
+
     def _ingestor(self, on_event: Callable[[IngestEvent], None] | None) -> Ingestor:
         from service.ingest.pipeline import Ingestor
 
@@ -230,6 +242,18 @@ class Synopsis:
     def sources(self) -> list[SourceRecord]:
         """Every ingested source."""
         return self.store.list_sources() if self.store.exists() else []
+
+    def source(self, source: str) -> SourceRecord | None:
+        """The record of one ingested source, if it is indexed."""
+        return self.store.source_record(source) if self.store.exists() else None
+
+    def source_chunks(
+        self, source: str, *, limit: int, offset: int = 0
+    ) -> tuple[list[SourceChunk], int]:
+        """A page of one source's chunks with their summaries, and its chunk count."""
+        if not self.store.exists():
+            return [], 0
+        return self.store.source_chunks(source, limit=limit, offset=offset)
 
     def delete_source(self, source: str) -> tuple[int, int]:
         """Remove a source's originals and summaries; returns (originals, summaries) deleted."""

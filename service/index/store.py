@@ -36,7 +36,7 @@ from weaviate.classes.config import (
     VectorDistances,
 )
 from weaviate.classes.data import DataObject
-from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, TargetVectors
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, Sort, TargetVectors
 from weaviate.collections import Collection
 from weaviate.collections.classes.config import ReferencePropertyBase
 
@@ -59,6 +59,7 @@ __all__ = [
     "HybridQuery",
     "Match",
     "SearchFilters",
+    "SourceChunk",
     "Store",
 ]
 
@@ -106,6 +107,20 @@ class Match:
     properties: dict[str, Any]
     score: float
     vectors: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceChunk:
+    """One stored chunk of a source as a reader browses it, with its attached summary."""
+
+    id: str
+    headers: list[str]
+    chunk_index: int
+    content: str
+    summary: str | None  # None while pending or when filtered out
+    summary_pending: bool
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 class Store:
@@ -527,6 +542,37 @@ class Store:
             pending=_int(props.get("pending")),
             ingested_at=props["ingested_at"],
         )
+
+    def source_chunks(
+        self, source: str, *, limit: int, offset: int = 0
+    ) -> tuple[list[SourceChunk], int]:
+        """A page of `source`'s chunks in document order, and how many it has."""
+        where = Filter.by_property("source").equal(source)
+        total = self.originals.aggregate.over_all(filters=where, total_count=True).total_count
+        result = self.originals.query.fetch_objects(
+            filters=where,
+            sort=Sort.by_property("chunk_index"),
+            limit=limit,
+            offset=offset,
+            return_properties=[
+                "headers", "chunk_index", "content", "summary", "summary_pending",
+                "page_start", "page_end",
+            ],
+        )  # fmt: skip
+        chunks = [
+            SourceChunk(
+                id=str(obj.uuid),
+                headers=list(obj.properties.get("headers") or []),
+                chunk_index=_int(obj.properties.get("chunk_index")),
+                content=str(obj.properties.get("content") or ""),
+                summary=str(obj.properties.get("summary") or "") or None,
+                summary_pending=bool(obj.properties.get("summary_pending")),
+                page_start=_optional_int(obj.properties.get("page_start")),
+                page_end=_optional_int(obj.properties.get("page_end")),
+            )
+            for obj in result.objects
+        ]
+        return chunks, total or 0
 
     def list_sources(self) -> list[SourceRecord]:
         """Every ingested source, sorted by name."""

@@ -1,0 +1,285 @@
+"""Durable job state in Weaviate, beside the source records.
+
+Collections (names may carry `Settings.collection_prefix`):
+
+- `IngestJobs`: one object per job (id = the job id); spec, progress, report and errors
+  are JSON text, the rest plain properties that filters and sorting use.
+- `JobClaims`: one object per claimed attempt, id = uuid5(job id, attempt). Weaviate
+  refuses to insert an object whose id exists (HTTP 422), which makes the insert a
+  claim that only one worker wins. Two inserts at the very same moment can both pass
+  Weaviate's existence check; the last write wins, so a claimant reads the claim back
+  after `CLAIM_SETTLE_SECONDS` and goes on only if it is still its own.
+
+Weaviate has no transactions: every other change is a single-object update, and the
+states a job moves through (`service.jobs.records`) are such that a lost race is
+harmless (a cancel that comes as the job ends leaves it `done`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import weaviate
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.query import Filter, Sort
+from weaviate.collections import Collection
+from weaviate.exceptions import UnexpectedStatusCodeError
+
+from service.index.identity import NAMESPACE
+from service.index.records import now
+from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
+
+__all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
+
+#: How long a claimant waits before it reads its claim back (see the module docstring).
+CLAIM_SETTLE_SECONDS = 0.3
+_LIST_LIMIT = 1_000
+
+
+def _keyword(name: str) -> Property:
+    return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
+
+
+def _stored(name: str) -> Property:
+    """A property that is only read back, never searched or filtered."""
+    return Property(
+        name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
+    )
+
+
+class JobStore:
+    """Reads and writes jobs and their claims through one Weaviate client."""
+
+    def __init__(self, client: weaviate.WeaviateClient, *, prefix: str = "") -> None:
+        self.client = client
+        self.jobs_name = f"{prefix}IngestJobs"
+        self.claims_name = f"{prefix}JobClaims"
+
+    @property
+    def jobs(self) -> Collection[Any, Any]:
+        return self.client.collections.use(self.jobs_name)
+
+    @property
+    def claims(self) -> Collection[Any, Any]:
+        return self.client.collections.use(self.claims_name)
+
+    def ensure_schema(self) -> None:
+        """Create both collections unless they exist."""
+        if not self.client.collections.exists(self.jobs_name):
+            self.client.collections.create(
+                self.jobs_name,
+                description="Synopsis: ingest jobs of the HTTP API",
+                vector_config=Configure.Vectors.self_provided(),
+                properties=[
+                    _keyword("job_id"),
+                    _keyword("state"),
+                    _keyword("owner"),
+                    _keyword("worker"),
+                    _keyword("kind"),
+                    Property(
+                        name="sources",
+                        data_type=DataType.TEXT_ARRAY,
+                        tokenization=Tokenization.FIELD,
+                    ),
+                    _stored("spec"),
+                    _stored("progress"),
+                    _stored("report"),
+                    _stored("errors"),
+                    _stored("reason"),
+                    Property(name="attempt", data_type=DataType.INT),
+                    Property(name="cancel_requested", data_type=DataType.BOOL),
+                    Property(name="created_at", data_type=DataType.DATE),
+                    Property(name="started_at", data_type=DataType.DATE),
+                    Property(name="finished_at", data_type=DataType.DATE),
+                    Property(name="heartbeat_at", data_type=DataType.DATE),
+                ],
+            )
+        if not self.client.collections.exists(self.claims_name):
+            self.client.collections.create(
+                self.claims_name,
+                description="Synopsis: one object per claimed job attempt",
+                vector_config=Configure.Vectors.self_provided(),
+                properties=[_keyword("job_id"), _keyword("worker")],
+            )
+
+    def drop(self) -> None:
+        """Delete both collections (tests and explicit resets only)."""
+        for name in (self.jobs_name, self.claims_name):
+            self.client.collections.delete(name)
+
+    # -- writes -------------------------------------------------------------------------
+
+    def create(self, job: Job) -> None:
+        """Store a new job."""
+        self.jobs.data.insert(uuid=uuid.UUID(job.id), properties=_properties(job))
+
+    def replace(self, job: Job) -> None:
+        """Store `job` over its previous version (fields it leaves unset are cleared)."""
+        self.jobs.data.replace(uuid=uuid.UUID(job.id), properties=_properties(job))
+
+    def update(self, job_id: str, **changes: Any) -> None:
+        """Change some fields of a job (names as in `Job`; progress/report/errors encoded)."""
+        self.jobs.data.update(uuid=uuid.UUID(job_id), properties=_encode(changes))
+
+    def claim(self, job: Job, *, worker: str) -> bool:
+        """Take `job`'s current attempt for `worker`; False when another worker has it."""
+        claim_id = uuid.uuid5(NAMESPACE, f"job-claim\n{job.id}\n{job.attempt}")
+        try:
+            self.claims.data.insert(uuid=claim_id, properties={"job_id": job.id, "worker": worker})
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code == 422:
+                return False  # already claimed
+            raise
+        time.sleep(CLAIM_SETTLE_SECONDS)
+        stored = self.claims.query.fetch_object_by_id(claim_id)
+        if stored is None or stored.properties.get("worker") != worker:
+            return False
+        current = self.get(job.id)
+        if current is None or current.state != "queued" or current.attempt != job.attempt:
+            return False  # cancelled (or retried) meanwhile
+        stamp = now()
+        self.update(job.id, state="running", worker=worker, started_at=stamp, heartbeat_at=stamp)
+        return True
+
+    # -- reads --------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with this id, if any."""
+        try:
+            object_id = uuid.UUID(job_id)
+        except ValueError:
+            return None
+        found = self.jobs.query.fetch_object_by_id(object_id)
+        return None if found is None else _job(found.properties)
+
+    def recent(self, *, owner: str | None = None, limit: int = 20, offset: int = 0) -> list[Job]:
+        """Jobs, newest first; only `owner`'s when given."""
+        result = self.jobs.query.fetch_objects(
+            filters=None if owner is None else Filter.by_property("owner").equal(owner),
+            sort=Sort.by_property("created_at", ascending=False),
+            limit=limit,
+            offset=offset,
+        )
+        return [_job(found.properties) for found in result.objects]
+
+    def in_states(self, states: Sequence[JobState], *, oldest_first: bool = True) -> list[Job]:
+        """Jobs in any of `states` (at most 1,000), oldest first by default."""
+        result = self.jobs.query.fetch_objects(
+            filters=Filter.by_property("state").contains_any(list(states)),
+            sort=Sort.by_property("created_at", ascending=oldest_first),
+            limit=_LIST_LIMIT,
+        )
+        return [_job(found.properties) for found in result.objects]
+
+    def count(self, states: Sequence[JobState], *, owner: str | None = None) -> int:
+        """How many jobs are in any of `states` (only `owner`'s when given)."""
+        where = Filter.by_property("state").contains_any(list(states))
+        if owner is not None:
+            where = where & Filter.by_property("owner").equal(owner)
+        result = self.jobs.aggregate.over_all(filters=where, total_count=True)
+        return result.total_count or 0
+
+    def total(self, *, owner: str | None = None) -> int:
+        """How many jobs there are (only `owner`'s when given)."""
+        result = self.jobs.aggregate.over_all(
+            filters=None if owner is None else Filter.by_property("owner").equal(owner),
+            total_count=True,
+        )
+        return result.total_count or 0
+
+    def counts_by_state(self) -> dict[str, int]:
+        """Jobs per state, every state present (for metrics)."""
+        counts: dict[str, int] = dict.fromkeys(JOB_STATES, 0)
+        grouped = self.jobs.aggregate.over_all(group_by="state", total_count=True)
+        for group in grouped.groups:
+            counts[str(group.grouped_by.value)] = group.total_count or 0
+        return counts
+
+    def last_jobs(self, sources: Sequence[str]) -> dict[str, str]:
+        """The newest job id that wrote each of `sources` (those written by a job)."""
+        if not sources:
+            return {}
+        result = self.jobs.query.fetch_objects(
+            filters=Filter.by_property("sources").contains_any(list(sources)),
+            sort=Sort.by_property("created_at", ascending=False),
+            limit=_LIST_LIMIT,
+            return_properties=["job_id", "sources"],
+        )
+        wanted = set(sources)
+        last: dict[str, str] = {}
+        for found in result.objects:
+            for source in found.properties.get("sources") or []:
+                if source in wanted and source not in last:
+                    last[source] = str(found.properties["job_id"])
+        return last
+
+
+def _properties(job: Job) -> dict[str, Any]:
+    return {
+        "job_id": job.id,
+        "kind": job.spec.kind,
+        "spec": job.spec.to_json(),
+        **_encode(
+            {
+                "state": job.state,
+                "owner": job.owner,
+                "worker": job.worker,
+                "sources": job.sources,
+                "progress": job.progress,
+                "report": job.report,
+                "errors": job.errors,
+                "reason": job.reason,
+                "attempt": job.attempt,
+                "cancel_requested": job.cancel_requested,
+                "created_at": job.created_at,
+                "started_at": job.started_at,
+                "finished_at": job.finished_at,
+                "heartbeat_at": job.heartbeat_at,
+            }
+        ),
+    }
+
+
+def _encode(changes: dict[str, Any]) -> dict[str, Any]:
+    encoded: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name == "progress":
+            encoded[name] = json.dumps(value.to_dict() if isinstance(value, JobProgress) else value)
+        elif name in ("report", "errors"):
+            encoded[name] = json.dumps(value)
+        elif value is None:
+            continue  # Weaviate keeps no nulls: an unset date stays absent
+        else:
+            encoded[name] = value
+    return encoded
+
+
+def _date(value: object) -> dt.datetime | None:
+    return value if isinstance(value, dt.datetime) else None
+
+
+def _job(props: dict[str, Any]) -> Job:
+    created = _date(props.get("created_at"))
+    return Job(
+        id=str(props["job_id"]),
+        state=props["state"],
+        owner=str(props.get("owner") or ""),
+        spec=JobSpec.from_json(str(props["spec"])),
+        created_at=created or now(),
+        progress=JobProgress.from_dict(json.loads(props.get("progress") or "{}")),
+        report=json.loads(props.get("report") or "{}"),
+        errors=list(json.loads(props.get("errors") or "[]")),
+        sources=list(props.get("sources") or []),
+        reason=str(props.get("reason") or ""),
+        attempt=int(props.get("attempt") or 1),
+        worker=str(props.get("worker") or ""),
+        cancel_requested=bool(props.get("cancel_requested")),
+        started_at=_date(props.get("started_at")),
+        finished_at=_date(props.get("finished_at")),
+        heartbeat_at=_date(props.get("heartbeat_at")),
+    )
