@@ -82,6 +82,9 @@ class Embedder:
         self._cache_size = query_cache_size
         self._lock = threading.Lock()
         self._dimension: int | None = None
+        #: Requests sent to the embedding model (a cached query vector is none); read by
+        #: the API's metrics.
+        self.calls = 0
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, computed in batches of at most `batch_size`.
@@ -167,6 +170,8 @@ class Embedder:
                 self._cache.popitem(last=False)
 
     def _call(self, call: Callable[[], _T]) -> _T:
+        with self._lock:
+            self.calls += 1
         try:
             return call()
         except (httpx.HTTPError, ConnectionError) as exc:

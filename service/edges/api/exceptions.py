@@ -1,0 +1,143 @@
+"""Exceptions → responses: how every error a request raises reaches the client.
+
+| raised                                        | status                     | body adds        |
+|-----------------------------------------------|----------------------------|------------------|
+| `SynopsisError`                               | `STATUS_CODES` (app.py)    | `field`; for     |
+|                                               |                            | Ollama/Weaviate  |
+|                                               |                            | `dependency`     |
+| a weaviate-client (or gRPC) error             | 503                        | `dependency`     |
+| an Ollama client error, an httpx transport    | 503                        | `dependency`     |
+| error (the Ollama clients' transport)         |                            |                  |
+| Litestar's `HTTPException`s (400 validation,  | their own                  | `field`, `extra` |
+| 401, 403, 404, 405, 413)                      |                            |                  |
+| anything else                                 | 500, generic detail        |                  |
+
+Every body is an `ErrorBody` with the request's id (also in `X-Request-ID`), and every
+503 carries `Retry-After`. No traceback reaches a client: an unexpected error's detail is
+a generic sentence, while the log gets the traceback and the request id. Every 5xx is
+logged with the request id (a 503 as a warning without traceback: it is the dependency's
+state, not a bug).
+
+Recovery needs no restart: the weaviate client sends each REST call on httpx's pool,
+which drops connections the server closed, and its gRPC channel reconnects by itself
+(`service.connections` caps the channel's reconnect backoff so that this takes seconds);
+the Ollama clients are httpx too. So once a dependency is back the next request works.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from service.edges.api.request_ids import request_id
+from service.edges.api.schemas import ErrorBody
+from service.errors import ModelError, StoreError, SynopsisError
+
+__all__ = ["RETRY_AFTER_SECONDS", "dependency_of", "error_response", "field_of"]
+
+#: What a 503 tells the client to wait before trying again.
+RETRY_AFTER_SECONDS = 5
+
+_log = logging.getLogger(__name__)
+
+_NAMES = {"weaviate": "Weaviate", "ollama": "Ollama"}
+# Top-level packages whose exceptions mean "this dependency failed".
+_PACKAGES = {"weaviate": "weaviate", "grpc": "weaviate", "ollama": "ollama"}
+_BACKTICKED = re.compile(r"field `([^`]+)`")
+_QUOTED_PARAMETER = re.compile(r"parameter '([^']+)'")
+
+
+def dependency_of(exc: BaseException) -> str | None:
+    """`"weaviate"` or `"ollama"` when `exc` says that server failed or is unreachable."""
+    if isinstance(exc, ModelError):
+        return "ollama"
+    if isinstance(exc, StoreError):
+        return "weaviate"
+    if isinstance(exc, SynopsisError):
+        # e.g. a StackError raised from the weaviate client's connection error
+        return dependency_of(exc.__cause__) if exc.__cause__ is not None else None
+    for kind in type(exc).__mro__:
+        package = kind.__module__.partition(".")[0]
+        if package in _PACKAGES:
+            return _PACKAGES[package]
+    # The weaviate client wraps its own httpx errors, so a bare one is an Ollama client's.
+    if isinstance(exc, httpx.TransportError):
+        return "ollama"
+    return None
+
+
+def field_of(exc: HTTPException) -> str | None:
+    """The request field a 4xx is about (`body` for the body as a whole), when known."""
+    if exc.status_code == 413:
+        return "body"
+    extra = exc.extra
+    if isinstance(extra, list) and extra and isinstance(extra[0], dict):
+        key = str(extra[0].get("key", ""))
+        if key and key != "data":  # Litestar's name for the whole body
+            return key
+        named = _BACKTICKED.search(str(extra[0].get("message", "")))
+        return named.group(1) if named else "body"
+    named = _QUOTED_PARAMETER.search(exc.detail)
+    return named.group(1) if named else None
+
+
+def error_response(
+    request: Request[Any, Any, Any],
+    exc: Exception,
+    *,
+    status_of: Callable[[SynopsisError], int],
+) -> Response[ErrorBody]:
+    """The response for `exc`, logged when it is a 5xx (see the module docstring)."""
+    rid = request_id(request.scope)
+    where = f"{request.method} {request.scope.get('path_template') or request.url.path}"
+    headers: dict[str, str] = {}
+    field: str | None = None
+    extra: Any = None
+    dependency = dependency_of(exc)
+    if isinstance(exc, SynopsisError):
+        code, error, detail = status_of(exc), type(exc).__name__, str(exc)
+        field = getattr(exc, "field", None)  # RequestLimitError
+        retry_after = getattr(exc, "retry_after", None)  # QueueFullError
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+    elif isinstance(exc, HTTPException):
+        code, error, detail = exc.status_code, type(exc).__name__, exc.detail
+        headers.update(exc.headers or {})
+        field, extra = field_of(exc), exc.extra
+        if code == 500:  # Litestar's own internal errors may describe the code
+            detail = f"internal error (request {rid})"
+    elif dependency is not None:
+        code, error = 503, type(exc).__name__
+        detail = f"{_NAMES[dependency]} is unavailable; retry later (request {rid})"
+    else:
+        code, error, detail = 500, "InternalServerError", f"internal error (request {rid})"
+
+    if code == 503:
+        headers.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
+        _log.warning(
+            "request %s: %s answered 503 (%s unavailable): %s: %s",
+            rid,
+            where,
+            dependency or "a dependency",
+            type(exc).__name__,
+            " ".join(str(exc).split()),
+        )
+    elif code >= 500:
+        _log.error("request %s: %s failed with %s", rid, where, type(exc).__name__, exc_info=exc)
+
+    body = ErrorBody(
+        status_code=code,
+        error=error,
+        detail=detail,
+        request_id=rid,
+        field=field,
+        dependency=dependency if code == 503 else None,
+        extra=extra,
+    )
+    return Response(body, status_code=code, headers=headers)

@@ -1,0 +1,232 @@
+"""Prometheus metrics of the API (prometheus-client), served at `GET /metrics`.
+
+| metric                                          | labels                          | from |
+|-------------------------------------------------|---------------------------------|------|
+| `synopsis_http_requests_total`                  | method, path (the route's       | A    |
+| `synopsis_http_request_duration_seconds`        | template, not the raw path),    | A    |
+| `synopsis_http_requests_error_total` (5xx)      | status_code, app_name           | A    |
+| `synopsis_http_requests_in_progress`            | method, path, status_code, …    | A    |
+| `synopsis_llm_calls_total`                      | purpose: summary, answer        | B    |
+| `synopsis_summary_cache_hits_total`             |                                 | B    |
+| `synopsis_embedding_calls_total`                |                                 | C    |
+| `synopsis_jobs`                                 | state                           | D    |
+
+A: Litestar's `PrometheusMiddleware` (`prometheus_config`), on matched routes (the
+router's own 404s and 405s are not counted). B: `record_ingest` (the job runner calls it
+with each `IngestReport`) and `record_answer`. C: the `Embedder.calls` counter of the
+app's `Synopsis`, added to the Prometheus counter by `sync_embedding_calls` at every
+scrape and every few seconds (`metrics_lifespan`). D: read at scrape time from
+`app.state.jobs.counts_by_state()` when the app has a job queue (left out otherwise); the
+jobs live in Weaviate, so every process reports the same counts.
+
+Processes: A, B and C are counted per process. With `synopsis serve --workers N` the
+command sets `PROMETHEUS_MULTIPROC_DIR` (prometheus-client's multiprocess mode) before
+the workers start, each worker writes its counts to files there, and a scrape — answered
+by any one worker — adds up every worker's files (`in_progress` gauges: the live
+workers' sum). Without it (one process) the default registry is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import weakref
+from collections.abc import AsyncIterator, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.plugins.prometheus import PrometheusConfig
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, multiprocess
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder
+
+__all__ = [
+    "EMBEDDING_CALLS",
+    "LLM_CALLS",
+    "MULTIPROC_ENV",
+    "SUMMARY_CACHE_HITS",
+    "metrics_lifespan",
+    "prometheus_config",
+    "record_answer",
+    "record_ingest",
+    "render",
+    "reset_multiprocess_dir",
+    "sync_embedding_calls",
+]
+
+#: prometheus-client's variable for its multiprocess mode: the directory of the counts.
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+# Seconds: an answer from a CPU-bound local model takes tens of seconds.
+_BUCKETS: list[str | float] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+]  # fmt: skip
+_SYNC_SECONDS = 5.0
+
+_log = logging.getLogger(__name__)
+
+LLM_CALLS = Counter(
+    "synopsis_llm_calls", "Chat model calls: summaries of ingested chunks, answers", ["purpose"]
+)
+SUMMARY_CACHE_HITS = Counter(
+    "synopsis_summary_cache_hits", "Chunks whose summary was found stored (no LLM call)"
+)
+EMBEDDING_CALLS = Counter(
+    "synopsis_embedding_calls", "Requests to the embedding model (cached query vectors: none)"
+)
+for purpose in ("summary", "answer"):  # exported as 0 before the first call
+    LLM_CALLS.labels(purpose)
+
+
+class _Report(Protocol):
+    @property
+    def llm_calls(self) -> int: ...
+    @property
+    def cached_summaries(self) -> int: ...
+
+
+class _Answer(Protocol):
+    @property
+    def llm_called(self) -> bool: ...
+
+
+class _CountsByState(Protocol):
+    def counts_by_state(self) -> dict[str, int]: ...
+
+
+def prometheus_config() -> PrometheusConfig:
+    """Litestar's request metrics, labelled by route template (bounded cardinality)."""
+    return PrometheusConfig(
+        app_name="synopsis", prefix="synopsis_http", group_path=True, buckets=_BUCKETS
+    )
+
+
+def record_ingest(report: _Report) -> None:
+    """Count an ingest's LLM calls and summary cache hits (`IngestReport`)."""
+    LLM_CALLS.labels("summary").inc(report.llm_calls)
+    SUMMARY_CACHE_HITS.inc(report.cached_summaries)
+
+
+def record_answer(answer: _Answer) -> None:
+    """Count the LLM call of an answer (none when it was "I don't know" without one)."""
+    if answer.llm_called:
+        LLM_CALLS.labels("answer").inc()
+
+
+class _CallsSeen:
+    """The `calls` of each embedder already added to `EMBEDDING_CALLS`."""
+
+    def __init__(self) -> None:
+        self._seen: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def sync(self, embedder: object) -> None:
+        calls = getattr(embedder, "calls", None)
+        if not isinstance(calls, int):
+            return
+        with self._lock:
+            new = calls - self._seen.get(embedder, 0)
+            self._seen[embedder] = calls
+        if new > 0:
+            EMBEDDING_CALLS.inc(new)
+
+
+_seen = _CallsSeen()
+
+
+def sync_embedding_calls(synopsis: object) -> None:
+    """Add the embedding calls `synopsis` made since the last sync to `EMBEDDING_CALLS`."""
+    embedder = getattr(synopsis, "embedder", None)
+    if embedder is not None:
+        _seen.sync(embedder)
+
+
+class _JobsCollector:
+    """`synopsis_jobs{state}`, read from the app's job queue at scrape time."""
+
+    def __init__(self, jobs: _CountsByState) -> None:
+        self._jobs = jobs
+
+    def describe(self) -> list[Metric]:
+        return []  # nothing to read at registration
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            counts = self._jobs.counts_by_state()
+        except Exception as exc:  # Weaviate down: the scrape still serves the rest
+            _log.warning("metrics: jobs by state unavailable: %s: %s", type(exc).__name__, exc)
+            return
+        family = GaugeMetricFamily("synopsis_jobs", "Ingest jobs by state", labels=["state"])
+        for state, count in sorted(counts.items()):
+            family.add_metric([state], count)
+        yield family
+
+
+class _Forward:
+    """A registry's metrics, as one collector of another registry."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        return self._registry.collect()
+
+
+def render(state: State, accept: str = "") -> tuple[bytes, str]:
+    """The scrape body and its content type (Prometheus text, or OpenMetrics if accepted).
+
+    Blocking (the job counts read Weaviate): call it in a worker thread.
+    """
+    synopsis = getattr(state, "synopsis", None)
+    if synopsis is not None:
+        sync_embedding_calls(synopsis)
+    registry = CollectorRegistry()
+    # prometheus-client's own switch; `synopsis serve --workers N` sets it.
+    directory = os.environ.get(MULTIPROC_ENV)
+    if directory:
+        multiprocess.MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+    else:
+        registry.register(_Forward(REGISTRY))
+    jobs = getattr(state, "jobs", None)
+    if jobs is not None and callable(getattr(jobs, "counts_by_state", None)):
+        registry.register(_JobsCollector(jobs))
+    encoder, content_type = choose_encoder(accept)
+    return encoder(registry), content_type
+
+
+@contextlib.asynccontextmanager
+async def metrics_lifespan(app: Litestar) -> AsyncIterator[None]:
+    """Sync `EMBEDDING_CALLS` every few seconds, so a worker's background embedding work
+    shows up even when another worker answers the scrapes."""
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(_SYNC_SECONDS)
+            synopsis: Any = getattr(app.state, "synopsis", None)
+            if synopsis is not None:
+                sync_embedding_calls(synopsis)
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def reset_multiprocess_dir(directory: Path) -> Path:
+    """Create `directory` for multiprocess metrics, removing a previous run's count files
+    (prometheus-client requires a clean directory at start). Returns it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+    return directory
