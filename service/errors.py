@@ -8,6 +8,9 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 │   └── PortInUseError        a port the local stack needs is taken by another process
 ├── LoaderError               a source cannot be read or converted to Markdown     [splitters]
 │                             (names the source)
+│   └── UnsafeUrlError        a URL is refused before connecting: not http(s), or its host
+│                             is or resolves to a loopback, private or metadata address
+│                                                                                  [splitters]
 ├── SplitterError             Markdown cannot be split as asked                    [splitters]
 ├── ModelError                the chat or embedding model failed or answered unusably
 │                                                                                  [splitters]
@@ -39,6 +42,7 @@ from splitters.errors import (
     ModelError,
     SplitterError,
     SynopsisError,
+    UnsafeUrlError,
 )
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "StackError",
     "StoreError",
     "SynopsisError",
+    "UnsafeUrlError",
 ]
 
 

@@ -13,7 +13,14 @@ nothing, and `splitters/__init__.py` loads its submodules only on first use.
 
 from __future__ import annotations
 
-__all__ = ["ConfigurationError", "LoaderError", "ModelError", "SplitterError", "SynopsisError"]
+__all__ = [
+    "ConfigurationError",
+    "LoaderError",
+    "ModelError",
+    "SplitterError",
+    "SynopsisError",
+    "UnsafeUrlError",
+]
 
 
 class SynopsisError(Exception):
@@ -30,6 +37,16 @@ class LoaderError(SynopsisError):
     def __init__(self, message: str, *, source: str) -> None:
         super().__init__(f"{source}: {message}")
         self.source = source
+
+
+class UnsafeUrlError(LoaderError):
+    """A URL is refused before any connection: its scheme is not http or https, or its
+    host is (or resolves to) an address the fetch policy does not allow, such as a
+    loopback, private or cloud metadata address. `reason` says which, without the URL."""
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message, source=source)
+        self.reason = message
 
 
 class SplitterError(SynopsisError):
