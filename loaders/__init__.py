@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 from langchain_core.documents import Document
 
+from loaders.addresses import AddressPolicy
 from loaders.boilerplate import drop_repeated_blocks
 from loaders.crawl import crawl
 from loaders.documents import (
@@ -29,7 +30,7 @@ from loaders.documents import (
 )
 from loaders.files import iter_files, load_file
 from loaders.options import ImageCaptioner, LoadOptions
-from splitters.errors import LoaderError
+from splitters.errors import LoaderError, UnsafeUrlError
 
 __all__ = [
     "CONTENT_HASH",
@@ -39,9 +40,11 @@ __all__ = [
     "PAGE_START",
     "SOURCE",
     "TITLE",
+    "AddressPolicy",
     "ImageCaptioner",
     "LoadOptions",
     "LoaderError",
+    "UnsafeUrlError",
     "content_hash",
     "load",
 ]
@@ -65,7 +68,9 @@ def load(
     files in sorted path order, and a URL its page (or, with `options.crawl_depth` > 0,
     the pages of its crawl, breadth first). When a source fails, `on_error` receives the
     `LoaderError` and loading goes on; without `on_error` the error is raised.
-    `http_client` is used for URLs (one is created, and closed, when it is None).
+    `http_client` is used for URLs (one is created, and closed, when it is None); with
+    `options.address_policy`, URLs whose host is not allowed are refused before any
+    connection (`UnsafeUrlError`, `loaders.addresses`).
 
     The HTML pages of one directory or one crawl are one site: with
     `options.drop_repeated_blocks` (the default), text blocks repeated on many of its

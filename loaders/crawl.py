@@ -9,6 +9,13 @@ site is deterministic. Every response is capped at `LoadOptions.max_bytes` while
 streams. robots.txt is honoured for every fetch, the start URL included, unless
 `respect_robots` is off; an unreachable robots.txt (5xx or network error) disallows
 the site, as RFC 9309 asks.
+
+With `LoadOptions.address_policy`, every URL is checked before it is connected to:
+robots.txt and each of its redirect hops, the start URL, each redirect hop of a page
+and each crawled link. A refused URL is an `UnsafeUrlError` (a refused start URL: before
+anything is fetched), and every request goes to the address its check resolved, with the
+original `Host` header and TLS server name, so the HTTP client never resolves a name
+itself. `Document` sources stay the host-name URLs.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -25,12 +32,13 @@ from urllib.robotparser import RobotFileParser
 import httpx
 from langchain_core.documents import Document
 
+from loaders.addresses import AddressPolicy
 from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT
 from loaders.encoding import decode_text
 from loaders.formats import convert
 from loaders.html import links
 from loaders.options import LoadOptions
-from splitters.errors import LoaderError
+from splitters.errors import LoaderError, UnsafeUrlError
 
 __all__ = ["canonical_url", "crawl"]
 
@@ -89,6 +97,15 @@ class _Scope:
 
 
 @dataclass(frozen=True, slots=True)
+class _Route:
+    """What one request is sent to: the URL (or the checked address), headers, extensions."""
+
+    url: str
+    headers: Mapping[str, str]
+    extensions: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class _Response:
     url: str
     media_type: str
@@ -96,25 +113,64 @@ class _Response:
     data: bytes
 
 
-def _robots(client: httpx.Client, origin: str, options: LoadOptions) -> RobotFileParser | str:
-    """The parsed robots.txt of `origin`, or the reason the whole site is off limits."""
+def _route(url: str, policy: AddressPolicy | None) -> _Route:
+    """How to request `url`: as it is, or (with a policy) at its checked address.
+
+    Raises `UnsafeUrlError` when the policy refuses `url`; nothing is connected to then.
+    """
+    if policy is None:
+        return _Route(url, {}, {})
+    target = policy.check(url)
+    return _Route(target.connect_url, {"Host": target.host_header}, target.extensions)
+
+
+def _robots(
+    client: httpx.Client, start: str, origin: str, options: LoadOptions
+) -> RobotFileParser | LoaderError:
+    """The parsed robots.txt of `origin`, or the error that puts the whole site off limits.
+
+    Redirects are followed by hand so that the address policy checks every hop.
+    """
     parser = RobotFileParser()
-    try:
-        response = client.get(
-            f"{origin}/robots.txt",
-            headers={"User-Agent": options.user_agent},
-            timeout=options.timeout,
-            follow_redirects=True,
-        )
-    except httpx.HTTPError as exc:
-        return f"robots.txt unreachable ({type(exc).__name__}); not crawling"
-    if response.status_code >= 500:
-        return f"robots.txt answered HTTP {response.status_code}; not crawling"
-    if response.status_code >= 400:
-        parser.parse([])  # no robots.txt: everything allowed
-    else:
-        parser.parse(response.text[: options.max_bytes].splitlines())
-    return parser
+    current = f"{origin}/robots.txt"
+    for hop in range(_MAX_REDIRECTS + 1):
+        try:
+            route = _route(current, options.address_policy)
+        except UnsafeUrlError as error:
+            # The first hop is the start URL's own host: refusing it refuses the start URL.
+            if hop == 0:
+                return UnsafeUrlError(error.reason, source=start)
+            return UnsafeUrlError(
+                f"robots.txt redirected to {current}: {error.reason}", source=start
+            )
+        try:
+            response = client.get(
+                route.url,
+                headers={"User-Agent": options.user_agent, **route.headers},
+                extensions=route.extensions,
+                timeout=options.timeout,
+                follow_redirects=False,
+            )
+        except httpx.HTTPError as exc:
+            return LoaderError(
+                f"robots.txt unreachable ({type(exc).__name__}); not crawling", source=start
+            )
+        if response.is_redirect:
+            current = urljoin(current, response.headers["location"])
+            continue
+        if response.status_code >= 500:
+            return LoaderError(
+                f"robots.txt answered HTTP {response.status_code}; not crawling", source=start
+            )
+        if response.status_code >= 400:
+            parser.parse([])  # no robots.txt: everything allowed
+        else:
+            parser.parse(response.text[: options.max_bytes].splitlines())
+        return parser
+    return LoaderError(
+        f"robots.txt unreachable (more than {_MAX_REDIRECTS} redirects); not crawling",
+        source=start,
+    )
 
 
 def _fetch(
@@ -125,23 +181,30 @@ def _fetch(
     robots: RobotFileParser | None,
     options: LoadOptions,
 ) -> _Response:
-    current = url
+    current, route = url, _route(url, options.address_policy)
     for _ in range(_MAX_REDIRECTS + 1):
         if robots is not None and not robots.can_fetch(options.user_agent, current):
             raise LoaderError("disallowed by robots.txt", source=current)
         try:
             with client.stream(
                 "GET",
-                current,
-                headers={"User-Agent": options.user_agent},
+                route.url,
+                headers={"User-Agent": options.user_agent, **route.headers},
+                extensions=route.extensions,
                 timeout=options.timeout,
                 follow_redirects=False,
             ) as response:
                 if response.is_redirect:
                     target = canonical_url(urljoin(current, response.headers["location"]))
+                    try:
+                        next_route = _route(target, options.address_policy)
+                    except UnsafeUrlError as error:
+                        raise UnsafeUrlError(
+                            f"redirected to {target}: {error.reason}", source=url
+                        ) from None
                     if not scope.contains(target):
                         raise LoaderError(f"redirected out of scope to {target}", source=url)
-                    current = target
+                    current, route = target, next_route
                     continue
                 if response.status_code >= 400:
                     raise LoaderError(f"HTTP {response.status_code}", source=current)
@@ -228,9 +291,9 @@ def _crawl(
     scope = _Scope.of(start)
     robots: RobotFileParser | None = None
     if options.respect_robots:
-        found = _robots(client, scope.origin, options)
-        if isinstance(found, str):
-            on_error(LoaderError(found, source=start))
+        found = _robots(client, start, scope.origin, options)
+        if isinstance(found, LoaderError):
+            on_error(found)
             return
         robots = found
     seen = {start}

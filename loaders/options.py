@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from loaders.addresses import AddressPolicy
+
 __all__ = ["ImageCaptioner", "LoadOptions"]
 
 #: Describes an image (its bytes and file extension, e.g. "png") in one sentence;
@@ -21,7 +23,10 @@ class LoadOptions:
     response. `captioner` is off by default: PDF images are only counted; with one,
     each image's caption is added where the image sits. `drop_repeated_blocks`: text
     blocks repeated on many HTML pages of one directory or crawl (a menu, a footer) are
-    dropped (`loaders.boilerplate`).
+    dropped (`loaders.boilerplate`). `address_policy` is off by default (any host may be
+    fetched, as a local command line wants); with one, every URL (robots.txt, the start
+    URL, each redirect hop, each crawled link) is checked before it is connected to, and
+    the connection goes to the checked address (`loaders.addresses`).
     """
 
     crawl_depth: int = 0
@@ -33,3 +38,4 @@ class LoadOptions:
     user_agent: str = "synopsis/0.1"
     captioner: ImageCaptioner | None = None
     drop_repeated_blocks: bool = True
+    address_policy: AddressPolicy | None = None
