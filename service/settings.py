@@ -86,6 +86,10 @@ class Settings:
     # URL sources: how many levels of same-site links to follow, and at most how many pages.
     crawl_depth: int = 0
     max_pages: int = 200
+    # Hosts or networks (comma-separated: "docs.internal, 10.0.0.0/8") that a URL ingest
+    # over the HTTP API may reach although they are loopback or private; every other
+    # such address is refused (loaders/addresses.py). The CLI does not check addresses.
+    fetch_allow: str = ""
 
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
