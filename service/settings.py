@@ -120,6 +120,9 @@ class Settings:
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # Worker processes of `synopsis serve`; each opens its own connections, and the
+    # metrics add up across them (service/edges/api/metrics.py).
+    api_workers: int = 1
     # API keys (service/edges/api/security.py), sent as `Authorization: Bearer <key>`: read
     # keys may search, ask and list; write keys may also ingest, delete and manage jobs.
     # Comma-separated; kept out of repr so that printing the settings never shows a key.
@@ -131,6 +134,10 @@ class Settings:
     # With no key configured the API is open to anyone who reaches it, so `synopsis serve`
     # refuses a non-loopback host unless this is set explicitly.
     api_allow_open: bool = False
+    # Request limits; a request over one is refused with a 4xx naming the field.
+    api_max_query_chars: int = 4000  # of a search query or a question
+    api_max_k: int = 100  # results of a search (an answer cites at most 20 passages)
+    api_max_body_bytes: int = 1_048_576  # of a JSON request body (413 beyond)
 
     # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process,
     # queued jobs at most (a full queue answers 429), queued or running jobs per API key.
@@ -164,6 +171,14 @@ class Settings:
 
     def __post_init__(self) -> None:
         self._check_local_ports()
+        self._check_api_limits()
+
+    def _check_api_limits(self) -> None:
+        """Every API limit at least 1 (a limit of 0 would refuse every request)."""
+        names = self.env_names()
+        for name in ("api_workers", "api_max_query_chars", "api_max_k", "api_max_body_bytes"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{names[name]} must be at least 1")
 
     def _check_local_ports(self) -> None:
         """Every local port in range and distinct (Weaviate also takes HTTP port + 1…4)."""

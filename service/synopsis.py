@@ -217,6 +217,15 @@ class Synopsis:
         """True when Weaviate answers its readiness check."""
         return bool(self.client.is_ready())
 
+    def index_exists(self) -> bool:
+        """True when the collections exist and fit the configured embedding model, False
+        before the first ingest creates them; raises `EmbeddingMismatchError` when they
+        were built with another embedding model or an older schema."""
+        if not self.store.exists():
+            return False
+        self._check_embedding()
+        return True
+
     def pending_summaries(self) -> int:
         """Chunks that are searchable but whose summary is not attached yet."""
         return self.store.pending_summaries() if self.store.exists() else 0

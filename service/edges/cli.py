@@ -379,7 +379,8 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
 @click.option(
     "--host",
     default=None,
-    help="Interface to listen on (default SYNOPSIS_API_HOST, 127.0.0.1; 0.0.0.0 in a container).",
+    help="Interface to listen on (default SYNOPSIS_API_HOST, 127.0.0.1; 0.0.0.0 in a container). "
+    "A non-loopback host needs API keys, or SYNOPSIS_API_ALLOW_OPEN=true.",
 )
 @click.option(
     "--port",
@@ -387,21 +388,67 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
     default=None,
     help="TCP port to listen on (default SYNOPSIS_API_PORT, 8000).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Worker processes (default SYNOPSIS_API_WORKERS, 1); metrics add up across them.",
+)
 @click.pass_obj
 @_one_line_errors
-def serve(settings: Settings, host: str | None, port: int | None) -> None:
+def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:
     """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
     import uvicorn
 
-    from service.edges.api import create_app
+    from service.edges.api.security import check_bind, load_api_keys
 
+    host = host or settings.api_host
+    port = port or settings.api_port
+    processes = workers or settings.api_workers
+    check_bind(host, load_api_keys(settings), settings)
     # Open before listening, so an unreachable stack is one line and a non-zero exit.
     with _open(settings) as synopsis:
-        uvicorn.run(
-            create_app(settings, synopsis=synopsis),
-            host=host or settings.api_host,
-            port=port or settings.api_port,
-        )
+        if processes == 1:
+            from service.edges.api import create_app
+
+            app = create_app(settings, synopsis=synopsis)
+            uvicorn.run(app, host=host, port=port, log_config=_log_config())
+            return
+    # Each worker builds its app from the environment (the same settings) and opens its
+    # own connections; the parent only checked above that the stack answers.
+    _use_multiprocess_metrics(settings, port)
+    uvicorn.run(
+        "service.edges.api:create_app",
+        factory=True,
+        workers=processes,
+        host=host,
+        port=port,
+        log_config=_log_config(),
+    )
+
+
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, plus Synopsis's own loggers (5xx with request ids, jobs)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["service"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
+
+
+def _use_multiprocess_metrics(settings: Settings, port: int) -> None:
+    """Point prometheus-client's multiprocess mode at a clean directory before the workers
+    start (they inherit the environment), so /metrics adds up every worker's counts."""
+    import os
+
+    from service.edges.api.metrics import MULTIPROC_ENV, reset_multiprocess_dir
+
+    # One directory per port: two servers on one data directory keep their counts apart.
+    configured = os.environ.get(MULTIPROC_ENV)
+    directory = Path(configured) if configured else settings.data_dir / "metrics" / str(port)
+    os.environ[MULTIPROC_ENV] = str(reset_multiprocess_dir(directory))
 
 
 @main.group()

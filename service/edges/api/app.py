@@ -2,7 +2,11 @@
 
 The lifespan opens the `Synopsis` (unless one is injected, which the caller then owns)
 and an HTTP client for Ollama's health probe, keeps them on `app.state`, and closes
-what it opened. Errors are translated once, in `synopsis_error_handler`.
+what it opened. Every exception is translated once, in `synopsis_error_handler`
+(`service.edges.api.exceptions`); every response carries an `X-Request-ID`
+(`service.edges.api.request_ids`); request metrics come from Litestar's Prometheus
+middleware (`service.edges.api.metrics`); API keys are loaded once onto `app.state`
+(`service.edges.api.security`).
 """
 
 from __future__ import annotations
@@ -20,17 +24,23 @@ from litestar.openapi import OpenAPIConfig
 from service.edges.api.controllers import (
     AskController,
     HealthController,
+    MetricsController,
+    ReadyController,
     SearchController,
     SourceController,
     StatsController,
     provide_ollama_http,
     provide_synopsis,
 )
+from service.edges.api.exceptions import error_response
+from service.edges.api.metrics import metrics_lifespan, prometheus_config
+from service.edges.api.request_ids import send_request_id
 from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
 from service.errors import (
     EmbeddingMismatchError,
     ModelError,
+    RequestLimitError,
     SearchError,
     StackError,
     StoreError,
@@ -44,6 +54,7 @@ __all__ = ["STATUS_CODES", "create_app", "status_code_for", "synopsis_error_hand
 #: The one error → status mapping, most specific class first.
 STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (SearchError, 400),
+    (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
     (EmbeddingMismatchError, 409),
     (StackError, 503),
     (ModelError, 503),
@@ -56,17 +67,15 @@ _HEALTH_TIMEOUT = httpx.Timeout(5.0)
 
 def status_code_for(error: SynopsisError) -> int:
     """The HTTP status of a Synopsis error."""
+    if isinstance(error, RequestLimitError) and error.too_large:
+        return 413
     return next(code for kind, code in STATUS_CODES if isinstance(error, kind))
 
 
 def synopsis_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
-    """Every `SynopsisError` a handler raises, as a status code and a JSON body."""
-    assert isinstance(exc, SynopsisError)  # registered for SynopsisError only
-    code = status_code_for(exc)
-    return Response(
-        ErrorBody(status_code=code, error=type(exc).__name__, detail=str(exc)),
-        status_code=code,
-    )
+    """Every exception a request raises, as a status code and a JSON body: a
+    `SynopsisError` by `status_code_for`, the rest as `service.edges.api.exceptions` says."""
+    return error_response(request, exc, status_of=status_code_for)
 
 
 def create_app(
@@ -105,6 +114,8 @@ def create_app(
     app = Litestar(
         route_handlers=[
             HealthController,
+            ReadyController,
+            MetricsController,
             SearchController,
             AskController,
             SourceController,
@@ -114,8 +125,11 @@ def create_app(
             "synopsis": Provide(provide_synopsis, sync_to_thread=False),
             "ollama_http": Provide(provide_ollama_http, sync_to_thread=False),
         },
-        exception_handlers={SynopsisError: synopsis_error_handler},
-        lifespan=[lifespan],
+        exception_handlers={Exception: synopsis_error_handler},
+        lifespan=[lifespan, metrics_lifespan],
+        before_send=[send_request_id],
+        middleware=[prometheus_config().middleware],
+        request_max_body_size=resolved.api_max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="Synopsis",
             version="0.1.0",

@@ -1,4 +1,4 @@
-"""One controller per resource: health, search, ask, sources, stats.
+"""One controller per resource: health, readiness, metrics, search, ask, sources, stats.
 
 Handlers receive the app's one `Synopsis` through the `synopsis` dependency. Blocking
 calls (Weaviate reads, the chat model) run in worker threads so the event loop stays free.
@@ -10,7 +10,7 @@ import asyncio
 from typing import Annotated, Any
 
 import httpx
-from litestar import Controller, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
@@ -18,21 +18,28 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, QueryParameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
+from service.edges.api.exceptions import RETRY_AFTER_SECONDS
+from service.edges.api.limits import check_answer_limits, check_search_limits
+from service.edges.api.metrics import record_answer, render
 from service.edges.api.schemas import (
     AskRequestBody,
     AskResponse,
     DeletedSource,
     Health,
+    Readiness,
     SearchHit,
     SearchRequestBody,
     SourceItem,
 )
 from service.edges.api.security import require_read, require_write
+from service.errors import EmbeddingMismatchError
 from service.synopsis import Synopsis
 
 __all__ = [
     "AskController",
     "HealthController",
+    "MetricsController",
+    "ReadyController",
     "SearchController",
     "SourceController",
     "StatsController",
@@ -59,34 +66,65 @@ def provide_ollama_http(state: State) -> httpx.AsyncClient:
 
 
 class HealthController(Controller):
-    """Whether the servers Synopsis depends on answer."""
+    """Liveness: the process answers. No key needed, nothing else checked."""
 
     path = "/health"
     tags = ("health",)
 
+    @get(operation_id="getHealth", summary="The process answers")
+    async def health(self) -> Health:
+        """Always 200 `{"status": "ok"}` while the process serves requests."""
+        return Health()
+
+
+class ReadyController(Controller):
+    """Readiness: Weaviate and Ollama answer and the index is usable. No key needed."""
+
+    path = "/ready"
+    tags = ("health",)
+
     @get(
-        operation_id="getHealth",
-        summary="Weaviate and Ollama reachability",
+        operation_id="getReady",
+        summary="Weaviate, Ollama and the index",
         responses={
             HTTP_503_SERVICE_UNAVAILABLE: ResponseSpec(
-                Health, description="Weaviate or Ollama does not answer"
+                Readiness,
+                description="Weaviate or Ollama does not answer, or the index is unusable",
             )
         },
     )
-    async def health(
+    async def ready(
         self,
         synopsis: SynopsisDependency,
         ollama_http: OllamaHttpDependency,
-    ) -> Response[Health]:
-        """200 when Weaviate is ready and Ollama answers, else 503 with what failed."""
+    ) -> Response[Readiness]:
+        """200 when Weaviate is ready, Ollama answers and the schema fits, else 503 (with
+        `Retry-After`) saying which part failed.
+
+        A fresh deployment is ready before anything is indexed: the collections are
+        created by the first ingest, which needs the embedding model's dimension, so
+        creating them at startup would tie startup to Ollama and race between workers.
+        What would make every search fail — collections built with another embedding
+        model or an older schema — makes it unready.
+        """
         weaviate, ollama = await asyncio.gather(
             _weaviate_health(synopsis), _ollama_health(ollama_http)
         )
-        ok = weaviate == ollama == "ok"
+        schema = await _schema_health(synopsis) if weaviate == "ok" else "unknown"
+        ok = weaviate == ollama == "ok" and schema in ("ok", _EMPTY_INDEX)
         return Response(
-            Health(status="ok" if ok else "unavailable", weaviate=weaviate, ollama=ollama),
+            Readiness(
+                status="ok" if ok else "unavailable",
+                weaviate=weaviate,
+                ollama=ollama,
+                schema=schema,
+            ),
             status_code=HTTP_200_OK if ok else HTTP_503_SERVICE_UNAVAILABLE,
+            headers=None if ok else {"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+
+
+_EMPTY_INDEX = "empty: nothing is indexed yet"
 
 
 async def _weaviate_health(synopsis: Synopsis) -> str:
@@ -105,6 +143,33 @@ async def _ollama_health(http: httpx.AsyncClient) -> str:
     return "ok" if response.is_success else f"HTTP {response.status_code}"
 
 
+async def _schema_health(synopsis: Synopsis) -> str:
+    try:
+        exists = await asyncio.to_thread(synopsis.index_exists)
+    except EmbeddingMismatchError as exc:
+        return f"mismatch: {exc}"
+    except Exception as exc:  # Weaviate failed between the two checks
+        return f"unreadable: {exc.__class__.__name__}: {exc}"
+    return "ok" if exists else _EMPTY_INDEX
+
+
+class MetricsController(Controller):
+    """Prometheus metrics (`service.edges.api.metrics`); needs a read key when keys are set."""
+
+    path = "/metrics"
+    tags = ("health",)
+    guards = (require_read,)
+
+    @get(operation_id="getMetrics", summary="Prometheus metrics", media_type="text/plain")
+    async def metrics(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        """Requests and latencies by route and status, LLM and embedding calls, summary
+        cache hits, jobs by state; Prometheus text, or OpenMetrics when accepted."""
+        body, content_type = await asyncio.to_thread(
+            render, request.app.state, request.headers.get("accept", "")
+        )
+        return Response(body, media_type=content_type)
+
+
 class SearchController(Controller):
     """Hybrid search over summaries that returns the original chunks."""
 
@@ -117,6 +182,7 @@ class SearchController(Controller):
         self, data: JSONBody[SearchRequestBody], synopsis: SynopsisDependency
     ) -> list[SearchHit]:
         """The originals that best match the query, best first."""
+        check_search_limits(data.query, data.k, synopsis.settings)
         hits = await synopsis.asearch(data.to_request(synopsis.settings))
         return [SearchHit.from_hit(hit) for hit in hits]
 
@@ -136,7 +202,9 @@ class AskController(Controller):
     )
     def ask(self, data: JSONBody[AskRequestBody], synopsis: SynopsisDependency) -> AskResponse:
         """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`."""
+        check_answer_limits(data.question, data.k, synopsis.settings)
         answer = synopsis.ask(data.question, data.to_request(synopsis.settings))
+        record_answer(answer)
         return AskResponse.from_answer(answer)
 
 

@@ -19,12 +19,17 @@ __all__ = [
     "DeletedSource",
     "ErrorBody",
     "Health",
+    "Readiness",
     "SearchHit",
     "SearchRequestBody",
     "SourceItem",
 ]
 
-Count = Annotated[int, msgspec.Meta(ge=1, le=100, description="Originals to return.")]
+# Upper bounds are settings (SYNOPSIS_API_MAX_K, SYNOPSIS_API_MAX_QUERY_CHARS), checked in
+# service/edges/api/limits.py.
+Count = Annotated[
+    int, msgspec.Meta(ge=1, description="Originals to return (at most SYNOPSIS_API_MAX_K, 100).")
+]
 Distance = Annotated[
     float,
     msgspec.Meta(
@@ -35,7 +40,9 @@ Distance = Annotated[
         "query and cannot serve as such a gate.",
     ),
 ]
-Text = Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+Text = Annotated[
+    str, msgspec.Meta(min_length=1, description="At most SYNOPSIS_API_MAX_QUERY_CHARS (4000).")
+]
 
 
 class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -164,19 +171,40 @@ class DeletedSource(msgspec.Struct, kw_only=True):
 
 
 class Health(msgspec.Struct, kw_only=True):
-    """Reachability of the servers Synopsis needs ("ok", or why not)."""
+    """`GET /health`: the process answers (nothing else is checked)."""
+
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(msgspec.Struct, kw_only=True):
+    """`GET /ready`: whether requests can be served; each part "ok", else why not.
+
+    `schema` is "ok" when the collections exist and fit the configured embedding model,
+    "empty: nothing is indexed yet" before the first ingest creates them (still ready).
+    """
 
     status: Literal["ok", "unavailable"]
     weaviate: str
     ollama: str
+    schema: str
 
 
-class ErrorBody(msgspec.Struct, kw_only=True):
-    """The body of every error response the API maps from a Synopsis error."""
+class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The body of every error response (`service.edges.api.exceptions`).
+
+    `request_id` is also the response's `X-Request-ID` and names the request in the
+    server's log. `field` is the request field a 4xx is about (`body` for the body as a
+    whole), `extra` Litestar's validation details, `dependency` the server (`weaviate`,
+    `ollama`) a 503 is waiting for; each is left out when it does not apply.
+    """
 
     status_code: int
     error: str
     detail: str
+    request_id: str = ""
+    field: str | None = None
+    dependency: str | None = None
+    extra: Any = None
 
 
 def _gate(value: float | None, settings: Settings) -> float:

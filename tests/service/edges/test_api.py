@@ -76,12 +76,14 @@ class FakeSynopsis:
         *,
         error: SynopsisError | None = None,
         ready: bool = True,
+        index: bool | Exception = True,
         deleted: tuple[int, int] = (4, 4),
     ) -> None:
         self.settings = Settings(
             search_k=7, search_alpha=0.3, max_vector_distance=0.6, answer_max_vector_distance=0.7
         )
         self.ready = ready
+        self.index = index
         self.error = error
         self.deleted = deleted
         self.requests: list[SearchRequest] = []
@@ -90,6 +92,11 @@ class FakeSynopsis:
 
     def weaviate_ready(self) -> bool:
         return self.ready
+
+    def index_exists(self) -> bool:
+        if isinstance(self.index, Exception):
+            raise self.index
+        return self.index
 
     def _call(self, name: str) -> None:
         self.calls.append(name)
@@ -131,6 +138,13 @@ def _ollama(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.AsyncCl
 def _ollama_ok(request: httpx.Request) -> httpx.Response:
     assert request.url.path == "/api/version"
     return httpx.Response(200, json={"version": "0.24.0"})
+
+
+def _error_body(response: httpx.Response) -> dict[str, Any]:
+    """The JSON error body without its request id, after checking that id is the header's."""
+    body: dict[str, Any] = response.json()
+    assert body.pop("request_id") == response.headers["x-request-id"]
+    return body
 
 
 @pytest.fixture
@@ -227,7 +241,7 @@ def test_search_validation_errors_are_400_with_a_json_body(
 
 def test_a_request_the_core_rejects_is_400(client: TestClient[Any], fake: FakeSynopsis) -> None:
     response = client.post("/search", json={"query": "   "})
-    assert (response.status_code, response.json()) == (
+    assert (response.status_code, _error_body(response)) == (
         400,
         {"status_code": 400, "error": "SearchError", "detail": "the query is empty"},
     )
@@ -245,18 +259,18 @@ def test_invalid_json_is_400(client: TestClient[Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("error", "status"),
+    ("error", "outcome"),
     [
-        (SearchError("bad request"), 400),
-        (EmbeddingMismatchError("indexed with another model"), 409),
-        (StoreError("weaviate said no"), 503),
-        (StackError("weaviate is down"), 503),
-        (BuildError("no go toolchain"), 503),
-        (PortInUseError("port taken", port=18080), 503),
-        (ModelError("ollama timed out"), 503),
-        (ConfigurationError("bad setting"), 500),
-        (LoaderError("unreadable", source="a.md"), 500),
-        (SynopsisError("something else"), 500),
+        (SearchError("bad request"), (400, None)),
+        (EmbeddingMismatchError("indexed with another model"), (409, None)),
+        (StoreError("weaviate said no"), (503, "weaviate")),
+        (StackError("weaviate is down"), (503, None)),
+        (BuildError("no go toolchain"), (503, None)),
+        (PortInUseError("port taken", port=18080), (503, None)),
+        (ModelError("ollama timed out"), (503, "ollama")),
+        (ConfigurationError("bad setting"), (500, None)),
+        (LoaderError("unreadable", source="a.md"), (500, None)),
+        (SynopsisError("something else"), (500, None)),
     ],
 )
 @pytest.mark.parametrize(
@@ -270,14 +284,16 @@ def test_invalid_json_is_400(client: TestClient[Any]) -> None:
     ],
 )
 def test_synopsis_errors_map_to_status_and_json(
-    error: SynopsisError, status: int, method: str, path: str, body: Any
+    error: SynopsisError, outcome: tuple[int, str | None], method: str, path: str, body: Any
 ) -> None:
+    status, dependency = outcome
     with _client(FakeSynopsis(error=error)) as client:
         response = client.request(method, path, json=body)
-    assert (response.status_code, response.json()) == (
-        status,
-        {"status_code": status, "error": type(error).__name__, "detail": str(error)},
-    )
+    expected = {"status_code": status, "error": type(error).__name__, "detail": str(error)}
+    if dependency is not None:
+        expected["dependency"] = dependency
+    assert (response.status_code, _error_body(response)) == (status, expected)
+    assert response.headers.get("retry-after") == ("5" if status == 503 else None)
 
 
 def test_an_unexpected_error_is_a_plain_500() -> None:
@@ -379,15 +395,30 @@ def test_stats(client: TestClient[Any]) -> None:
     )
 
 
-# -- health -------------------------------------------------------------------------------
+# -- health and readiness -----------------------------------------------------------------
 
 
-def test_health_ok(client: TestClient[Any]) -> None:
-    response = client.get("/health")
+def test_health_answers_without_checking_anything() -> None:
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise AssertionError("/health must not probe Ollama")
+
+    with _client(FakeSynopsis(ready=False), _ollama(unreachable)) as client:
+        response = client.get("/health")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+
+
+@pytest.mark.parametrize(
+    ("index", "schema"),
+    [(True, "ok"), (False, "empty: nothing is indexed yet")],
+)
+def test_ready_ok(index: bool, schema: str) -> None:
+    with _client(FakeSynopsis(index=index)) as client:
+        response = client.get("/ready")
     assert (response.status_code, response.json()) == (
         200,
-        {"status": "ok", "weaviate": "ok", "ollama": "ok"},
+        {"status": "ok", "weaviate": "ok", "ollama": "ok", "schema": schema},
     )
+    assert "retry-after" not in response.headers
 
 
 def _refused(request: httpx.Request) -> httpx.Response:
@@ -395,33 +426,48 @@ def _refused(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.mark.parametrize(
-    ("ready", "ollama", "expected"),
+    ("fake", "ollama", "expected"),
     [
-        (False, _ollama_ok, {"status": "unavailable", "weaviate": "not ready", "ollama": "ok"}),
         (
-            True,
+            FakeSynopsis(ready=False),
+            _ollama_ok,
+            {"weaviate": "not ready", "ollama": "ok", "schema": "unknown"},
+        ),
+        (
+            FakeSynopsis(),
             _refused,
             {
-                "status": "unavailable",
                 "weaviate": "ok",
                 "ollama": "unreachable: ConnectError: connection refused",
+                "schema": "ok",
             },
         ),
         (
-            True,
+            FakeSynopsis(),
             lambda request: httpx.Response(500),
-            {"status": "unavailable", "weaviate": "ok", "ollama": "HTTP 500"},
+            {"weaviate": "ok", "ollama": "HTTP 500", "schema": "ok"},
+        ),
+        (
+            FakeSynopsis(index=EmbeddingMismatchError("built with mxbai")),
+            _ollama_ok,
+            {"weaviate": "ok", "ollama": "ok", "schema": "mismatch: built with mxbai"},
+        ),
+        (
+            FakeSynopsis(index=StoreError("timed out")),
+            _ollama_ok,
+            {"weaviate": "ok", "ollama": "ok", "schema": "unreadable: StoreError: timed out"},
         ),
     ],
 )
-def test_health_is_503_when_a_server_does_not_answer(
-    ready: bool,
+def test_ready_is_503_with_the_reason(
+    fake: FakeSynopsis,
     ollama: Callable[[httpx.Request], httpx.Response],
     expected: dict[str, str],
 ) -> None:
-    with _client(FakeSynopsis(ready=ready), _ollama(ollama)) as client:
-        response = client.get("/health")
-    assert (response.status_code, response.json()) == (503, expected)
+    with _client(fake, _ollama(ollama)) as client:
+        response = client.get("/ready")
+    assert (response.status_code, response.json()) == (503, {"status": "unavailable", **expected})
+    assert response.headers["retry-after"] == "5"
 
 
 # -- app shape ----------------------------------------------------------------------------
@@ -434,14 +480,18 @@ def test_every_operation_has_an_operation_id(client: TestClient[Any]) -> None:
         for path, methods in schema["paths"].items()
         for method, operation in methods.items()
     }
-    assert operations == {
+    assert all(operations.values())
+    assert len(set(operations.values())) == len(operations)
+    assert {
         ("GET", "/health"): "getHealth",
+        ("GET", "/ready"): "getReady",
+        ("GET", "/metrics"): "getMetrics",
         ("POST", "/search"): "search",
         ("POST", "/ask"): "ask",
         ("GET", "/sources"): "listSources",
         ("DELETE", "/sources"): "deleteSource",
         ("GET", "/stats"): "getStats",
-    }
+    }.items() <= operations.items()
 
 
 def test_an_injected_synopsis_is_left_open(fake: FakeSynopsis) -> None:
@@ -485,10 +535,11 @@ def test_api_on_the_real_stack(api_settings: Settings, tmp_path: Path) -> None:
         synopsis: Synopsis = client.app.state.synopsis
         synopsis.store.drop()  # leftovers of an interrupted run
         try:
-            assert client.get("/health").json() == {
+            assert client.get("/ready").json() == {
                 "status": "ok",
                 "weaviate": "ok",
                 "ollama": "ok",
+                "schema": "empty: nothing is indexed yet",
             }
             report = synopsis.ingest([source])
             assert (report.sources, report.failed) == (1, [])
