@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from service.edges.api.security import check_bind, load_api_keys
+from service.errors import ConfigurationError
 from service.settings import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,6 +130,11 @@ def test_every_synopsis_variable_is_a_settings_field(compose: dict[str, Any]) ->
         ("SYNOPSIS_WEAVIATE_GRPC_PORT", "50051", "50051"),
         ("SYNOPSIS_WEAVIATE_API_KEY", "${SYNOPSIS_WEAVIATE_API_KEY:-}", ""),
         ("SYNOPSIS_OLLAMA_URL", "http://ollama:11434", "http://ollama:11434"),
+        ("SYNOPSIS_API_READ_KEYS", "${SYNOPSIS_API_READ_KEYS:-}", ""),
+        ("SYNOPSIS_API_WRITE_KEYS", "${SYNOPSIS_API_WRITE_KEYS:-}", ""),
+        ("SYNOPSIS_API_KEYS_FILE", "${SYNOPSIS_API_KEYS_FILE:-}", ""),
+        ("SYNOPSIS_API_ALLOW_OPEN", "${SYNOPSIS_API_ALLOW_OPEN:-false}", "false"),
+        ("SYNOPSIS_API_WORKERS", "${SYNOPSIS_API_WORKERS:-1}", "1"),
         ("SYNOPSIS_CHAT_MODEL", "${SYNOPSIS_CHAT_MODEL:-llama3.1}", "llama3.1"),
         (
             "SYNOPSIS_EMBEDDING_MODEL",
@@ -266,6 +273,43 @@ def test_synopsis_listens_on_every_interface_of_its_container(compose: dict[str,
     settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
     assert (settings.api_host, settings.api_port) == ("0.0.0.0", 8000)
     assert synopsis["ports"] == [f"{settings.api_port}:{settings.api_port}"]
+
+
+def _container_settings(compose: dict[str, Any], environ: dict[str, str]) -> Settings:
+    """The settings the synopsis container gets when compose runs in `environ`."""
+    environment = _environment(_services(compose)["synopsis"])
+    return Settings.from_env({k: _interpolate(v, environ) for k, v in environment.items()})
+
+
+def test_without_keys_the_container_refuses_to_serve_an_open_api(compose: dict[str, Any]) -> None:
+    settings = _container_settings(compose, {})
+    refused = r"refusing to serve on 0\.0\.0\.0 without API keys"
+    with pytest.raises(ConfigurationError, match=refused):
+        check_bind(settings.api_host, load_api_keys(settings), settings)
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"SYNOPSIS_API_READ_KEYS": "r-key-1,r-key-2", "SYNOPSIS_API_WRITE_KEYS": "w-key"},
+        {"SYNOPSIS_API_WRITE_KEYS": "w-key"},
+        {"SYNOPSIS_API_ALLOW_OPEN": "true"},
+    ],
+)
+def test_keys_or_an_explicit_opt_in_let_the_container_serve(
+    compose: dict[str, Any], environ: dict[str, str]
+) -> None:
+    settings = _container_settings(compose, environ)
+    check_bind(settings.api_host, load_api_keys(settings), settings)
+
+
+def test_a_keys_file_passed_as_a_secret_is_read(compose: dict[str, Any], tmp_path: Path) -> None:
+    secret = tmp_path / "synopsis-api-keys"
+    secret.write_text("# mounted at /run/secrets/synopsis-api-keys\nread r-key\nwrite w-key\n")
+    settings = _container_settings(compose, {"SYNOPSIS_API_KEYS_FILE": str(secret)})
+    keys = load_api_keys(settings)
+    assert repr(keys) == "ApiKeys(read=1, write=1)"
+    check_bind(settings.api_host, keys, settings)
 
 
 @pytest.mark.parametrize(("status", "exit_code"), [(200, 0), (503, 1)])
