@@ -129,6 +129,53 @@ def test_local_or_external(
     assert settings.resolved_ollama_url == ollama_url
 
 
+def test_api_defaults() -> None:
+    settings = Settings.from_env({})
+    assert (settings.api_read_keys, settings.api_write_keys, settings.api_keys_file) == ("", "", "")
+    assert settings.api_allow_open is False
+    assert settings.api_workers == 1
+    assert (settings.api_max_query_chars, settings.api_max_k) == (4000, 100)
+    assert settings.api_max_body_bytes == 1_048_576
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "field", "value"),
+    [
+        ("SYNOPSIS_API_READ_KEYS", "a, b", "api_read_keys", "a, b"),
+        ("SYNOPSIS_API_WRITE_KEYS", "w", "api_write_keys", "w"),
+        ("SYNOPSIS_API_KEYS_FILE", "/run/secrets/keys", "api_keys_file", "/run/secrets/keys"),
+        ("SYNOPSIS_API_ALLOW_OPEN", "true", "api_allow_open", True),
+        ("SYNOPSIS_API_WORKERS", "4", "api_workers", 4),
+        ("SYNOPSIS_API_MAX_QUERY_CHARS", "200", "api_max_query_chars", 200),
+        ("SYNOPSIS_API_MAX_K", "20", "api_max_k", 20),
+        ("SYNOPSIS_API_MAX_BODY_BYTES", "65536", "api_max_body_bytes", 65536),
+    ],
+)
+def test_api_fields_parse(variable: str, raw: str, field: str, value: object) -> None:
+    assert getattr(Settings.from_env({variable: raw}), field) == value
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "SYNOPSIS_API_WORKERS",
+        "SYNOPSIS_API_MAX_QUERY_CHARS",
+        "SYNOPSIS_API_MAX_K",
+        "SYNOPSIS_API_MAX_BODY_BYTES",
+    ],
+)
+def test_api_limits_are_at_least_one(variable: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({variable: "0"})
+    assert str(caught.value) == f"{variable} must be at least 1"
+
+
+def test_api_keys_stay_out_of_the_settings_repr() -> None:
+    settings = Settings(api_read_keys="read-secret", api_write_keys="write-secret")
+    assert "read-secret" not in repr(settings)
+    assert "write-secret" not in repr(settings)
+
+
 def test_other_variables_are_ignored() -> None:
     environ = {"WEAVIATE_URL": "http://x", "SYNOPSIS_UNKNOWN": "1", "synopsis_chat_model": "x"}
     assert Settings.from_env(environ) == Settings()

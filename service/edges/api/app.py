@@ -130,6 +130,9 @@ def create_app(
         before_send=[send_request_id],
         middleware=[prometheus_config().middleware],
         request_max_body_size=resolved.api_max_body_bytes,
+        # Logging belongs to the process (`synopsis serve` configures it through uvicorn);
+        # Litestar's default would replace the root logger's handlers.
+        logging_config=None,
         openapi_config=OpenAPIConfig(
             title="Synopsis",
             version="0.1.0",

@@ -74,3 +74,39 @@ def test_an_unreachable_weaviate_is_one_line(args: tuple[str, ...]) -> None:
         "Details: Error: [Errno 111] Connection refused. "
         f"Is Weaviate running and reachable at {_UNREACHABLE}?\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("serve", "--host", "0.0.0.0"), {}),
+        (("serve", "--host", "10.1.2.3", "--workers", "2"), {}),
+        (("serve",), {"SYNOPSIS_API_HOST": "0.0.0.0"}),
+        (("serve", "--host", "0.0.0.0"), {"SYNOPSIS_API_ALLOW_OPEN": "false"}),
+    ],
+)
+def test_serve_refuses_an_open_api_beyond_loopback(
+    args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    code, stdout, stderr = _run(*args, env=env)
+    assert (code, stdout) == (1, "")
+    [line] = stderr.splitlines()
+    assert line.startswith("Error: refusing to serve on ")
+    assert "without API keys: set SYNOPSIS_API_READ_KEYS, SYNOPSIS_API_WRITE_KEYS" in line
+    assert "SYNOPSIS_API_ALLOW_OPEN=true" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("serve",), {}),  # loopback
+        (("serve", "--host", "0.0.0.0"), {"SYNOPSIS_API_READ_KEYS": "some-read-key"}),
+        (("serve", "--host", "0.0.0.0"), {"SYNOPSIS_API_ALLOW_OPEN": "true"}),
+        (("serve", "--workers", "3"), {}),  # the parent checks the stack once
+    ],
+)
+def test_serve_opens_the_stack_before_listening(args: tuple[str, ...], env: dict[str, str]) -> None:
+    code, stdout, stderr = _run(*args, env=env)
+    assert (code, stdout) == (1, "")
+    assert stderr.startswith(f"Error: cannot connect to Weaviate at {_UNREACHABLE}: ")
+    assert len(stderr.splitlines()) == 1
