@@ -17,9 +17,16 @@ import platformdirs
 
 from service.errors import ConfigurationError
 
-__all__ = ["ENV_PREFIX", "Settings"]
+__all__ = ["CONSISTENCY_LEVELS", "ENV_PREFIX", "WEAVIATE_NODE_PORT_STRIDE", "Settings"]
 
 ENV_PREFIX = "SYNOPSIS_"
+
+#: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
+CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
+#: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
+WEAVIATE_NODE_PORT_STRIDE = 10
+#: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
+_LOCAL_WEAVIATE_NODES = (1, 3)
 
 
 def _default_data_dir() -> Path:
@@ -44,6 +51,15 @@ class Settings:
     weaviate_grpc_host: str = ""  # empty: the host of weaviate_url
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""
+    # Copies of every object of Synopsis's collections (service/index/replication.py): 1 is
+    # a single copy; more need that many Weaviate nodes (a cluster, e.g. weaviate_nodes=3).
+    # Weaviate >= 1.38 repairs the copies in the background (async replication) whenever
+    # the factor is above 1. Reads and writes wait for ONE, a QUORUM or ALL of the copies;
+    # the levels apply only with a factor above 1 (QUORUM + QUORUM: a read sees every
+    # acknowledged write, and either survives one node of three being down).
+    replication_factor: int = 1
+    read_consistency: str = "QUORUM"
+    write_consistency: str = "QUORUM"
 
     # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
     ollama_url: str = ""
@@ -163,6 +179,10 @@ class Settings:
     local_weaviate_port: int = 18080
     local_weaviate_grpc_port: int = 15051
     local_ollama_port: int = 11435
+    # Weaviate servers of the local stack: 1, or 3 for a cluster on loopback (`synopsis stack
+    # up --nodes 3`). Node 0 takes the ports above; node i takes them + 10·i (HTTP, gRPC, and
+    # its own HTTP port + 1…4 for gossip, data, raft and raft RPC). Clients use node 0.
+    weaviate_nodes: int = 1
     weaviate_memory_limit: str = "2GiB"
     stack_start_timeout: float = 120.0
     # Build the local Ollama for this machine's CPU (-march=native): much faster inference,
@@ -170,6 +190,7 @@ class Settings:
     ollama_native_build: bool = True
 
     def __post_init__(self) -> None:
+        self._check_replication()
         self._check_local_ports()
         self._check_api_limits()
 
@@ -180,26 +201,72 @@ class Settings:
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
 
-    def _check_local_ports(self) -> None:
-        """Every local port in range and distinct (Weaviate also takes HTTP port + 1…4)."""
+    def _check_replication(self) -> None:
+        """Node count, replication factor and consistency levels that can work together."""
         names = self.env_names()
+        if self.weaviate_nodes not in _LOCAL_WEAVIATE_NODES:
+            raise ConfigurationError(
+                f"{names['weaviate_nodes']}={self.weaviate_nodes}: the local stack runs 1 "
+                "Weaviate node or a cluster of 3"
+            )
+        if self.replication_factor < 1:
+            raise ConfigurationError(f"{names['replication_factor']} must be at least 1")
+        if self.uses_local_weaviate and self.replication_factor > self.weaviate_nodes:
+            raise ConfigurationError(
+                f"{names['replication_factor']}={self.replication_factor} needs as many "
+                f"Weaviate nodes, but the local stack runs {self.weaviate_nodes}; set "
+                f"{names['weaviate_nodes']}=3 (or use an external cluster)"
+            )
+        for name in ("read_consistency", "write_consistency"):
+            if getattr(self, name) not in CONSISTENCY_LEVELS:
+                raise ConfigurationError(
+                    f"{names[name]}={getattr(self, name)!r} is not one of "
+                    f"{', '.join(CONSISTENCY_LEVELS)}"
+                )
+
+    def local_weaviate_node_ports(self, index: int) -> dict[str, int]:
+        """The loopback ports of node `index` of the local Weaviate (0: the one server, or
+        the first of a cluster), by role: HTTP and gRPC, then gossip, data, raft and raft
+        RPC at HTTP + 1…4 (Weaviate on loopback finds a node's raft RPC port at its raft
+        port + 1)."""
+        http = self.local_weaviate_port + WEAVIATE_NODE_PORT_STRIDE * index
+        return {
+            "http": http,
+            "grpc": self.local_weaviate_grpc_port + WEAVIATE_NODE_PORT_STRIDE * index,
+            "gossip": http + 1,
+            "data": http + 2,
+            "raft": http + 3,
+            "raft rpc": http + 4,
+        }
+
+    def _check_local_ports(self) -> None:
+        """Every local port in range and distinct (Weaviate also takes HTTP port + 1…4, and
+        node i of a local cluster the HTTP and gRPC ports + 10·i)."""
+        names = self.env_names()
+        http_name, grpc_name = names["local_weaviate_port"], names["local_weaviate_grpc_port"]
         taken: dict[int, str] = {}
-        wanted = [
-            (self.local_weaviate_port, names["local_weaviate_port"]),
-            *(
-                (self.local_weaviate_port + offset, f"{names['local_weaviate_port']} + {offset}")
-                for offset in range(1, 5)
-            ),
-            (self.local_weaviate_grpc_port, names["local_weaviate_grpc_port"]),
-            (self.local_ollama_port, names["local_ollama_port"]),
-        ]
+        wanted: list[tuple[int, str]] = []
+        for index in range(self.weaviate_nodes):
+            ports = self.local_weaviate_node_ports(index)
+            grpc = ports.pop("grpc")
+            for port in ports.values():
+                offset = port - self.local_weaviate_port
+                wanted.append((port, f"{http_name} + {offset}" if offset else http_name))
+            offset = grpc - self.local_weaviate_grpc_port
+            wanted.append((grpc, f"{grpc_name} + {offset}" if offset else grpc_name))
+        wanted.append((self.local_ollama_port, names["local_ollama_port"]))
         for port, name in wanted:
             if not 1 <= port <= 65535:
                 raise ConfigurationError(f"{name}: port {port} is not between 1 and 65535")
             if port in taken:
+                cluster = (
+                    ", node i of a cluster its HTTP and gRPC ports + 10·i"
+                    if self.weaviate_nodes > 1
+                    else ""
+                )
                 raise ConfigurationError(
                     f"{name} and {taken[port]} are both port {port}; the local stack needs "
-                    "distinct ports (Weaviate's cluster uses its HTTP port + 1…4)"
+                    f"distinct ports (Weaviate's cluster uses its HTTP port + 1…4{cluster})"
                 )
             taken[port] = name
 

@@ -221,3 +221,82 @@ def test_local_ports_must_be_distinct_and_valid(env: dict[str, str], message: st
     with pytest.raises(ConfigurationError) as caught:
         Settings.from_env(env)
     assert str(caught.value).startswith(message)
+
+
+def test_replication_defaults_change_nothing() -> None:
+    settings = Settings.from_env({})
+    assert (settings.weaviate_nodes, settings.replication_factor) == (1, 1)
+    assert (settings.read_consistency, settings.write_consistency) == ("QUORUM", "QUORUM")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"SYNOPSIS_WEAVIATE_NODES": "2"},
+            "SYNOPSIS_WEAVIATE_NODES=2: the local stack runs 1 Weaviate node or a cluster of 3",
+        ),
+        ({"SYNOPSIS_REPLICATION_FACTOR": "0"}, "SYNOPSIS_REPLICATION_FACTOR must be at least 1"),
+        (
+            {"SYNOPSIS_REPLICATION_FACTOR": "3"},
+            "SYNOPSIS_REPLICATION_FACTOR=3 needs as many Weaviate nodes, but the local stack "
+            "runs 1; set SYNOPSIS_WEAVIATE_NODES=3 (or use an external cluster)",
+        ),
+        (
+            {"SYNOPSIS_READ_CONSISTENCY": "quorum"},
+            "SYNOPSIS_READ_CONSISTENCY='quorum' is not one of ONE, QUORUM, ALL",
+        ),
+        (
+            {"SYNOPSIS_WRITE_CONSISTENCY": "TWO"},
+            "SYNOPSIS_WRITE_CONSISTENCY='TWO' is not one of ONE, QUORUM, ALL",
+        ),
+        (
+            # Node 1 of the cluster takes 18090 (node 0's HTTP port + 10).
+            {"SYNOPSIS_WEAVIATE_NODES": "3", "SYNOPSIS_LOCAL_OLLAMA_PORT": "18090"},
+            "SYNOPSIS_LOCAL_OLLAMA_PORT and SYNOPSIS_LOCAL_WEAVIATE_PORT + 10 are both port "
+            "18090; the local stack needs distinct ports (Weaviate's cluster uses its HTTP "
+            "port + 1…4, node i of a cluster its HTTP and gRPC ports + 10·i)",
+        ),
+        (
+            {"SYNOPSIS_WEAVIATE_NODES": "3", "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT": "18101"},
+            "SYNOPSIS_LOCAL_WEAVIATE_PORT + 21 and SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT are both "
+            "port 18101; the local stack needs distinct ports (Weaviate's cluster uses its "
+            "HTTP port + 1…4, node i of a cluster its HTTP and gRPC ports + 10·i)",
+        ),
+        (
+            {"SYNOPSIS_WEAVIATE_NODES": "3", "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT": "65520"},
+            "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT + 20: port 65540 is not between 1 and 65535",
+        ),
+    ],
+)
+def test_replication_settings_are_checked(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env(env)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("env", "nodes", "factor"),
+    [
+        ({"SYNOPSIS_WEAVIATE_NODES": "3", "SYNOPSIS_REPLICATION_FACTOR": "3"}, 3, 3),
+        ({"SYNOPSIS_WEAVIATE_NODES": "3", "SYNOPSIS_REPLICATION_FACTOR": "2"}, 3, 2),
+        # An external Weaviate: the cluster's size is not known here.
+        ({"SYNOPSIS_WEAVIATE_URL": "http://w:8080", "SYNOPSIS_REPLICATION_FACTOR": "3"}, 1, 3),
+    ],
+)
+def test_replication_factor_within_the_nodes(env: dict[str, str], nodes: int, factor: int) -> None:
+    settings = Settings.from_env(env)
+    assert (settings.weaviate_nodes, settings.replication_factor) == (nodes, factor)
+
+
+@pytest.mark.parametrize(
+    ("index", "ports"),
+    [
+        (0, {"http": 18080, "grpc": 15051, "gossip": 18081, "data": 18082, "raft": 18083}),
+        (1, {"http": 18090, "grpc": 15061, "gossip": 18091, "data": 18092, "raft": 18093}),
+        (2, {"http": 18100, "grpc": 15071, "gossip": 18101, "data": 18102, "raft": 18103}),
+    ],
+)
+def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
+    derived = Settings(weaviate_nodes=3).local_weaviate_node_ports(index)
+    assert derived == {**ports, "raft rpc": ports["raft"] + 1}
