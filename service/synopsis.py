@@ -19,6 +19,7 @@ import weaviate
 from service.connections import connect_weaviate, ensure_stack
 from service.errors import StoreError
 from service.index.records import SourceRecord
+from service.index.replication import Replication
 from service.index.store import SourceChunk, Store
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.search import Hit, Searcher, SearchRequest, search_request
@@ -54,7 +55,11 @@ class Synopsis:
     ) -> None:
         self.settings = settings
         self.client = client
-        self.store = Store(client, prefix=settings.collection_prefix)
+        self.store = Store(
+            client,
+            prefix=settings.collection_prefix,
+            replication=Replication.from_settings(settings),
+        )
         self.embedder = embedder
         self._summarizer = summarizer
         self._answerer: Answerer | None = None

@@ -11,6 +11,9 @@ Collections (names may carry `Settings.collection_prefix`):
 - `IngestedSources`: one object per source: content hash, status, chunk count, pending
   summaries, time.
 
+All three are created with the store's `Replication` (service/index/replication.py), and
+read and written at its consistency levels; the default is one copy and no levels.
+
 BM25 has to work on code: prose properties use `word` tokenization (so `range()` and
 `range` meet), and an `identifiers` property with `whitespace` tokenization keeps
 `os.path.join` and `__init__` whole. No stopword list: "for", "if", "in", "is" are
@@ -52,6 +55,7 @@ from service.index.records import (
     SummaryRecord,
     header_path,
 )
+from service.index.replication import Replication
 
 __all__ = [
     "ORIGINAL_HIT_PROPERTIES",
@@ -126,25 +130,34 @@ class SourceChunk:
 class Store:
     """Reads and writes Synopsis's collections through one Weaviate client."""
 
-    def __init__(self, client: weaviate.WeaviateClient, *, prefix: str = "") -> None:
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
         self.client = client
+        # Copies per object and consistency levels; the default: one copy, no levels.
+        self.replication = replication or Replication()
         self.originals_name = f"{prefix}OriginalDocuments"
         self.summaries_name = f"{prefix}SummarizedDocuments"
         self.sources_name = f"{prefix}IngestedSources"
         # What the collections were built with: read once, as searches check it every time.
         self._embedding_info: dict[str, object] | None = None
 
+    # Reads go through these, at the read consistency level; writes through `_writable`.
     @property
     def originals(self) -> Collection[Any, Any]:
-        return self.client.collections.use(self.originals_name)
+        return self.replication.for_reads(self.client.collections.use(self.originals_name))
 
     @property
     def summaries(self) -> Collection[Any, Any]:
-        return self.client.collections.use(self.summaries_name)
+        return self.replication.for_reads(self.client.collections.use(self.summaries_name))
 
     @property
     def sources(self) -> Collection[Any, Any]:
-        return self.client.collections.use(self.sources_name)
+        return self.replication.for_reads(self.client.collections.use(self.sources_name))
 
     # -- schema -------------------------------------------------------------------------
 
@@ -172,6 +185,7 @@ class Store:
                 self.sources_name,
                 description="Synopsis: one record per ingested source",
                 vector_config=Configure.Vectors.self_provided(),
+                replication_config=self.replication.config(),
                 properties=[
                     Property(
                         name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
@@ -298,6 +312,7 @@ class Store:
                 else Configure.Vectors.self_provided(vector_index_config=vector_index())
             ),
             inverted_index_config=Configure.inverted_index(stopwords_preset=StopwordsPreset.NONE),
+            replication_config=self.replication.config(),
             properties=properties,
             references=references,
         )
@@ -661,7 +676,7 @@ class Store:
             )
             for record in records
         ]
-        return self._insert(self.originals, objects)
+        return self._insert(self.originals_name, objects)
 
     def write_summaries(self, records: Sequence[SummaryRecord]) -> int:
         """Upsert summaries with their reference to the original. Returns the number written."""
@@ -684,13 +699,14 @@ class Store:
             )
             for record in records
         ]
-        return self._insert(self.summaries, objects)
+        return self._insert(self.summaries_name, objects)
 
     def attach_summaries(self, attachments: Sequence[SummaryAttachment]) -> None:
         """Give each original its summary: BM25 text, `summary` vector and provenance."""
+        originals = self._writable(self.originals_name)
         for item in attachments:
             try:
-                self.originals.data.update(
+                originals.data.update(
                     uuid=item.original_id,
                     properties={
                         "summary": item.text,
@@ -714,8 +730,9 @@ class Store:
 
     def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None:
         """Move unchanged chunks to their new positions (no re-embedding, no LLM)."""
+        originals = self._writable(self.originals_name)
         for object_id, index in indexes.items():
-            self.originals.data.update(uuid=object_id, properties={"chunk_index": index})
+            originals.data.update(uuid=object_id, properties={"chunk_index": index})
 
     def put_source_record(self, record: SourceRecord) -> None:
         """Create or replace the record of `record.source`."""
@@ -730,27 +747,33 @@ class Store:
             "ingested_at": record.ingested_at,
         }
         object_id = _source_uuid(record.source)
-        if self.sources.data.exists(object_id):
-            self.sources.data.replace(uuid=object_id, properties=properties)
+        sources = self._writable(self.sources_name)
+        if sources.data.exists(object_id):
+            sources.data.replace(uuid=object_id, properties=properties)
         else:
-            self.sources.data.insert(uuid=object_id, properties=properties)
+            sources.data.insert(uuid=object_id, properties=properties)
 
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int:
-        return self._delete(self.summaries, ids)
+        return self._delete(self.summaries_name, ids)
 
     def delete_originals(self, ids: Iterable[uuid.UUID]) -> int:
-        return self._delete(self.originals, ids)
+        return self._delete(self.originals_name, ids)
 
     def delete_source(self, source: str) -> tuple[int, int]:
         """Remove a source's summaries, then its originals, then its record."""
         summaries = self.delete_summaries(self.existing_summaries(source))
         originals = self.delete_originals(self.existing_originals(source))
         object_id = _source_uuid(source)
-        if self.sources.data.exists(object_id):
-            self.sources.data.delete_by_id(object_id)
+        sources = self._writable(self.sources_name)
+        if sources.data.exists(object_id):
+            sources.data.delete_by_id(object_id)
         return originals, summaries
 
-    def _insert(self, collection: Collection[Any, Any], objects: list[DataObject[Any, Any]]) -> int:
+    def _writable(self, name: str) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(name))
+
+    def _insert(self, name: str, objects: list[DataObject[Any, Any]]) -> int:
+        collection = self._writable(name)
         written = 0
         for start in range(0, len(objects), 200):
             batch = objects[start : start + 200]
@@ -764,7 +787,8 @@ class Store:
             written += len(batch)
         return written
 
-    def _delete(self, collection: Collection[Any, Any], ids: Iterable[uuid.UUID]) -> int:
+    def _delete(self, name: str, ids: Iterable[uuid.UUID]) -> int:
+        collection = self._writable(name)
         wanted = list(ids)
         deleted = 0
         for start in range(0, len(wanted), 500):
