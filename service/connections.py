@@ -37,7 +37,7 @@ def ensure_stack(settings: Settings, *, progress: Progress = silent) -> None:
             # Name what is down: with one component external, "the local stack" misleads.
             down = ", ".join(
                 f"{component.name} at {component.url} ({component.detail})"
-                for component in (status.weaviate, status.ollama)
+                for component in status.components
                 if not component.running
             )
             raise StackError(f"the stack is not ready: {down}; see `synopsis stack status`")

@@ -6,6 +6,7 @@ Every command takes its configuration from `Settings.from_env()` (variables
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable
@@ -76,10 +77,19 @@ def stack_build(settings: Settings) -> None:
 
 
 @stack.command("up")
+@click.option(
+    "--nodes",
+    type=click.Choice(["1", "3"]),
+    default=None,
+    help="Weaviate servers: 1, or a 3-node cluster on loopback whose node i listens on the "
+    "configured ports + 10·i (default SYNOPSIS_WEAVIATE_NODES, 1).",
+)
 @click.pass_obj
 @_one_line_errors
-def stack_up(settings: Settings) -> None:
+def stack_up(settings: Settings, nodes: str | None) -> None:
     """Build (first run only), start and check the local stack, then import its models."""
+    if nodes is not None:
+        settings = dataclasses.replace(settings, weaviate_nodes=int(nodes))
     status = LocalStack(settings, progress=_report).up()
     _print_status(status)
     if not status.ready:
@@ -107,9 +117,10 @@ def stack_status(settings: Settings) -> None:
 
 
 def _print_status(status: StackStatus) -> None:
-    for component in (status.weaviate, status.ollama):
+    width = max(9, *(len(component.name) for component in status.components))
+    for component in status.components:
         pid = f" pid {component.pid}" if component.pid else ""
-        click.echo(f"{component.name:9} {component.detail:12} {component.url}{pid}")
+        click.echo(f"{component.name:{width}} {component.detail:12} {component.url}{pid}")
 
 
 def _open(settings: Settings) -> Synopsis:

@@ -4,15 +4,34 @@ Both servers listen on loopback, keep their data under `settings.data_dir`, and 
 detached from the command that started them; pid files in `data_dir/run` find them
 again. Components configured as external (`SYNOPSIS_WEAVIATE_URL`,
 `SYNOPSIS_OLLAMA_URL`) are left alone.
+
+Weaviate runs as one server (`weaviate`: data in `data_dir/weaviate`) or, with
+`Settings.weaviate_nodes` 3, as a cluster on Weaviate's own clustering (`weaviate-0`,
+`weaviate-1`, `weaviate-2`: each with its data in `data_dir/weaviate-<i>`, its pid file
+and its log). The two layouts keep separate data. Node 0 of either takes the configured
+ports, so clients always connect there; node i takes those ports + 10·i
+(`Settings.local_weaviate_node_ports`). Every cluster node lists all three in
+`RAFT_JOIN`, expects three for the raft bootstrap, and joins the others' gossip ports
+(`CLUSTER_JOIN`), so whichever node restarts finds the others at once.
+
+A running layout wins over the configured one where that is harmless: with one node
+configured, `status`, `up` and `down` see a running cluster (clients reach its node 0 on
+the same port); starting a cluster while the one server runs is refused. `down` stops
+whatever runs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
+from service.errors import StackError
 from service.settings import Settings
 from service.stack.binaries import ollama_binary, weaviate_binary
 from service.stack.models import ensure_models
@@ -22,6 +41,8 @@ from service.stack.progress import Progress, silent
 __all__ = ["ComponentStatus", "LocalStack", "StackStatus"]
 
 _HOST = "127.0.0.1"
+_CLUSTER_NODES = 3  # the cluster size the local stack runs (Settings allows 1 or 3)
+_READY = "/v1/.well-known/ready"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,12 +61,18 @@ class ComponentStatus:
 class StackStatus:
     """The state of Weaviate and Ollama as this stack sees them."""
 
-    weaviate: ComponentStatus
+    weaviate: ComponentStatus  # the one server, or node 0 of a cluster (clients use it)
     ollama: ComponentStatus
+    cluster: tuple[ComponentStatus, ...] = ()  # the other nodes of a local Weaviate cluster
+
+    @property
+    def components(self) -> tuple[ComponentStatus, ...]:
+        """Every component: Weaviate (each node), then Ollama."""
+        return (self.weaviate, *self.cluster, self.ollama)
 
     @property
     def ready(self) -> bool:
-        return self.weaviate.running and self.ollama.running
+        return all(component.running for component in self.components)
 
 
 class LocalStack:
@@ -55,30 +82,14 @@ class LocalStack:
         self.settings = settings
         self._progress = progress
         run_dir = settings.data_dir / "run"
-        port = settings.local_weaviate_port
-        self.weaviate = ServerProcess(
-            name="weaviate",
-            binary_name="weaviate-server",
-            run_dir=run_dir,
-            # Weaviate's cluster ports are derived from its HTTP port so that two
-            # stacks with different ports never collide.
-            ports={
-                "http": port,
-                "grpc": settings.local_weaviate_grpc_port,
-                "gossip": port + 1,
-                "data": port + 2,
-                "raft": port + 3,
-                "raft rpc": port + 4,
-            },
-            port_settings={
-                "http": "SYNOPSIS_LOCAL_WEAVIATE_PORT",
-                "grpc": "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT",
-                **{
-                    role: "SYNOPSIS_LOCAL_WEAVIATE_PORT (it is derived from that port)"
-                    for role in ("gossip", "data", "raft", "raft rpc")
-                },
-            },
-        )
+        self._single = [_weaviate_server(settings, run_dir, 0, nodes=1)]
+        self._cluster = [
+            _weaviate_server(settings, run_dir, index, nodes=_CLUSTER_NODES)
+            for index in range(_CLUSTER_NODES)
+        ]
+        configured = self._cluster if settings.weaviate_nodes > 1 else self._single
+        # The one server, or node 0 of the configured cluster.
+        self.weaviate = configured[0]
         self.ollama = ServerProcess(
             name="ollama",
             binary_name="ollama",
@@ -90,6 +101,14 @@ class LocalStack:
     @property
     def weaviate_url(self) -> str:
         return f"http://{_HOST}:{self.settings.local_weaviate_port}"
+
+    @property
+    def weaviate_servers(self) -> list[ServerProcess]:
+        """The local Weaviate's servers, node 0 first: the configured layout, or a running
+        cluster when one node is configured."""
+        if self.settings.weaviate_nodes == 1 and any(node.pid() for node in self._cluster):
+            return self._cluster
+        return self._cluster if self.settings.weaviate_nodes > 1 else self._single
 
     @property
     def ollama_url(self) -> str:
@@ -119,28 +138,29 @@ class LocalStack:
 
     def down(self) -> list[str]:
         """Stop the local servers; return the names of those that were running."""
-        stopped = []
-        for server in (self.ollama, self.weaviate):
-            if server.stop():
-                stopped.append(server.name)
-        return stopped
+        stopped = [self.ollama.name] if self.ollama.stop() else []
+        # Every Weaviate node at once: stopped one by one, each would wait out the raft
+        # leader's departure in turn.
+        nodes = self._single + self._cluster
+        with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+            was_running = list(pool.map(lambda node: node.stop(), nodes))
+        return stopped + [node.name for node, ran in zip(nodes, was_running, strict=True) if ran]
 
     def status(self) -> StackStatus:
         """Report each component: local or external, running or not."""
-        return StackStatus(
-            weaviate=self._component(
-                "weaviate",
-                self.settings.weaviate_url or self.weaviate_url,
-                self.weaviate if self.settings.uses_local_weaviate else None,
-                "/v1/.well-known/ready",
-            ),
-            ollama=self._component(
-                "ollama",
-                self.settings.ollama_url or self.ollama_url,
-                self.ollama if self.settings.uses_local_ollama else None,
-                "/api/version",
-            ),
+        ollama = self._component(
+            "ollama",
+            self.settings.ollama_url or self.ollama_url,
+            self.ollama if self.settings.uses_local_ollama else None,
+            "/api/version",
         )
+        if not self.settings.uses_local_weaviate:
+            weaviate = self._component("weaviate", self.settings.weaviate_url, None, _READY)
+            return StackStatus(weaviate=weaviate, ollama=ollama)
+        first, *others = (
+            self._component(node.name, _url(node), node, _READY) for node in self.weaviate_servers
+        )
+        return StackStatus(weaviate=first, ollama=ollama, cluster=tuple(others))
 
     def _component(
         self, name: str, url: str, server: ServerProcess | None, probe: str
@@ -166,43 +186,42 @@ class LocalStack:
         )
 
     def _start_weaviate(self) -> None:
-        if self.weaviate.pid() is not None:
+        servers = self.weaviate_servers
+        if len(servers) > 1 and self._single[0].pid() is not None:
+            raise StackError(
+                "a one-node local Weaviate runs from this data directory; stop it with "
+                "`synopsis stack down` before starting a cluster (the two keep separate data)"
+            )
+        missing = [(index, node) for index, node in enumerate(servers) if node.pid() is None]
+        if not missing:
             return
         binary = weaviate_binary(self.settings, self._progress)
-        data = self.settings.data_dir / "weaviate"
-        data.mkdir(parents=True, exist_ok=True)
-        ports = self.weaviate.ports
-        env = {
-            **_base_env(),
-            "PERSISTENCE_DATA_PATH": str(data),
-            "DEFAULT_VECTORIZER_MODULE": "none",
-            "ENABLE_MODULES": "",
-            "DISABLE_TELEMETRY": "true",
-            "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
-            "QUERY_DEFAULTS_LIMIT": "25",
-            "GRPC_PORT": str(ports["grpc"]),
-            # The raft node id is stored in the data directory: the hostname must not change.
-            "CLUSTER_HOSTNAME": "synopsis-local",
-            "CLUSTER_IN_LOCALHOST": "true",
-            "CLUSTER_BIND_ADDR": _HOST,
-            "CLUSTER_ADVERTISE_ADDR": _HOST,
-            "CLUSTER_GOSSIP_BIND_PORT": str(ports["gossip"]),
-            "CLUSTER_DATA_BIND_PORT": str(ports["data"]),
-            "RAFT_PORT": str(ports["raft"]),
-            "RAFT_INTERNAL_RPC_PORT": str(ports["raft rpc"]),
-            "RAFT_BOOTSTRAP_EXPECT": "1",
-            # One node on loopback: no need to wait out five election timeouts at start.
-            "RAFT_TIMEOUTS_MULTIPLIER": "1",
-            "GO_PROFILING_DISABLE": "true",
-            "GOMEMLIMIT": self.settings.weaviate_memory_limit,
-        }
-        self._progress(f"starting Weaviate {self.settings.weaviate_version} on {self.weaviate_url}")
-        self.weaviate.start(
-            [str(binary), "--host", _HOST, "--port", str(ports["http"]), "--scheme", "http"],
-            env=env,
-            ready=lambda: _answers(self.weaviate_url + "/v1/.well-known/ready"),
-            timeout=self.settings.stack_start_timeout,
-        )
+        version = self.settings.weaviate_version
+        for index, node in missing:
+            where = "" if len(servers) == 1 else f"node {index} of {len(servers)} "
+            self._progress(f"starting Weaviate {version} {where}on {_url(node)}")
+        # Every port checked before anything starts: no half-started cluster.
+        for _, node in missing:
+            node.check_ports()
+        started = []
+        for index, node in missing:
+            env = weaviate_env(self.settings, index, nodes=len(servers))
+            Path(env["PERSISTENCE_DATA_PATH"]).mkdir(parents=True, exist_ok=True)
+            argv = [str(binary), "--host", _HOST, "--port", str(node.ports["http"])]
+            started.append((node, node.spawn([*argv, "--scheme", "http"], env=env)))
+        # No cluster node is ready before a raft quorum has formed: spawn all, then wait.
+        deadline = time.monotonic() + self.settings.stack_start_timeout
+        try:
+            for node, process in started:
+                node.wait_ready(
+                    process,
+                    ready=functools.partial(_is_ready, node),
+                    timeout=max(1.0, deadline - time.monotonic()),
+                )
+        except StackError:
+            for node, _ in started:
+                node.stop()
+            raise
 
     def _start_ollama(self) -> None:
         if self.ollama.pid() is not None:
@@ -229,6 +248,88 @@ class LocalStack:
             ready=lambda: _answers(self.ollama_url + "/api/version"),
             timeout=self.settings.stack_start_timeout,
         )
+
+
+def weaviate_env(settings: Settings, index: int, *, nodes: int) -> dict[str, str]:
+    """The environment of node `index` of a local Weaviate of `nodes` servers (1: the one
+    server, as before clusters existed)."""
+    ports = settings.local_weaviate_node_ports(index)
+    if nodes == 1:
+        data = settings.data_dir / "weaviate"
+        # The raft node id is stored in the data directory: the hostname must not change.
+        cluster = {"CLUSTER_HOSTNAME": "synopsis-local", "RAFT_BOOTSTRAP_EXPECT": "1"}
+    else:
+        data = settings.data_dir / f"weaviate-{index}"
+        every = [settings.local_weaviate_node_ports(i) for i in range(nodes)]
+        cluster = {
+            # Weaviate decides raft voters by substring match of these names in RAFT_JOIN:
+            # no name may contain another (synopsis-node-1 vs -10 would, beyond 9 nodes).
+            "CLUSTER_HOSTNAME": _node_name(index),
+            "CLUSTER_JOIN": ",".join(
+                f"{_HOST}:{other['gossip']}" for i, other in enumerate(every) if i != index
+            ),
+            "RAFT_JOIN": ",".join(f"{_node_name(i)}:{p['raft']}" for i, p in enumerate(every)),
+            "RAFT_BOOTSTRAP_EXPECT": str(nodes),
+        }
+    return {
+        **_base_env(),
+        "PERSISTENCE_DATA_PATH": str(data),
+        "DEFAULT_VECTORIZER_MODULE": "none",
+        "ENABLE_MODULES": "",
+        "DISABLE_TELEMETRY": "true",
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+        "QUERY_DEFAULTS_LIMIT": "25",
+        "GRPC_PORT": str(ports["grpc"]),
+        **cluster,
+        # On loopback Weaviate takes each node's raft RPC port to be its raft port + 1.
+        "CLUSTER_IN_LOCALHOST": "true",
+        "CLUSTER_BIND_ADDR": _HOST,
+        "CLUSTER_ADVERTISE_ADDR": _HOST,
+        "CLUSTER_GOSSIP_BIND_PORT": str(ports["gossip"]),
+        "CLUSTER_DATA_BIND_PORT": str(ports["data"]),
+        "RAFT_PORT": str(ports["raft"]),
+        "RAFT_INTERNAL_RPC_PORT": str(ports["raft rpc"]),
+        # Loopback: no need to wait out five election timeouts at start, and a cluster
+        # elects a new raft leader within ~2 s of losing one (docs/reliability.md).
+        "RAFT_TIMEOUTS_MULTIPLIER": "1",
+        "GO_PROFILING_DISABLE": "true",
+        "GOMEMLIMIT": settings.weaviate_memory_limit,
+    }
+
+
+def _node_name(index: int) -> str:
+    return f"synopsis-node-{index}"
+
+
+def _weaviate_server(settings: Settings, run_dir: Path, index: int, *, nodes: int) -> ServerProcess:
+    """Node `index` of a local Weaviate of `nodes` servers: its ports, pid file and log."""
+    derived = "(it is derived from that port)"
+    own = {"http": "SYNOPSIS_LOCAL_WEAVIATE_PORT", "grpc": "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT"}
+    ports = settings.local_weaviate_node_ports(index)
+    return ServerProcess(
+        name="weaviate" if nodes == 1 else f"weaviate-{index}",
+        binary_name="weaviate-server",
+        run_dir=run_dir,
+        # Every port is derived from the HTTP and gRPC ports, so that two stacks with
+        # different ports never collide.
+        ports=ports,
+        port_settings={
+            role: (
+                own[role]
+                if role in own and index == 0
+                else f"{own.get(role, own['http'])} {derived}"
+            )
+            for role in ports
+        },
+    )
+
+
+def _url(server: ServerProcess) -> str:
+    return f"http://{_HOST}:{server.ports['http']}"
+
+
+def _is_ready(server: ServerProcess) -> bool:
+    return _answers(_url(server) + _READY)
 
 
 def _base_env() -> dict[str, str]:

@@ -69,6 +69,13 @@ class ServerProcess:
         existing = self.pid()
         if existing is not None:
             return existing
+        self.check_ports()
+        process = self.spawn(argv, env=env)
+        self.wait_ready(process, ready=ready, timeout=timeout)
+        return process.pid
+
+    def check_ports(self) -> None:
+        """Raise PortInUseError naming the first of our ports that another process holds."""
         for role, port in self.ports.items():
             if not port_is_free(port):
                 raise PortInUseError(
@@ -76,6 +83,12 @@ class ServerProcess:
                     f"in use by another process; stop it or set {self.port_settings[role]}",
                     port=port,
                 )
+
+    def spawn(self, argv: Sequence[str], *, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        """Start the server detached and write its pid file; do not wait for it.
+
+        `start` is this and `wait_ready`; the nodes of a cluster are all spawned before
+        any is waited for, as none is ready before the others have joined it."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         with self.log_file.open("ab") as log:
             process = subprocess.Popen(
@@ -87,6 +100,13 @@ class ServerProcess:
                 start_new_session=True,  # survives the CLI that started it
             )
         self.pid_file.write_text(f"{process.pid}\n")
+        return process
+
+    def wait_ready(
+        self, process: subprocess.Popen[bytes], *, ready: Callable[[], bool], timeout: float
+    ) -> None:
+        """Wait until `ready()`; raise StackError (and stop the server) if it exits first or
+        is not ready within `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             code = process.poll()
@@ -97,7 +117,7 @@ class ServerProcess:
                     f"last lines of {self.log_file}:\n{self.log_tail()}"
                 )
             if ready():
-                return process.pid
+                return
             time.sleep(0.25)
         self.stop()
         raise StackError(
