@@ -79,13 +79,30 @@ def _tag(image: str) -> str:
     return last.split(":", 1)[1] if ":" in last else ""
 
 
+#: The services of the profile `cluster`: two more Weaviate nodes.
+CLUSTER_NODES = ["weaviate-node2", "weaviate-node3"]
+
+
+def _profile(service: dict[str, Any]) -> list[str]:
+    profiles = service.get("profiles", [])
+    assert isinstance(profiles, list)
+    return profiles
+
+
 def test_compose_is_a_mapping_with_the_four_services(compose: dict[str, Any]) -> None:
-    assert sorted(_services(compose)) == ["ollama", "ollama-models", "synopsis", "weaviate"]
+    services = _services(compose)
+    default = sorted(name for name, service in services.items() if not _profile(service))
+    assert default == ["ollama", "ollama-models", "synopsis", "weaviate"]
+    assert {name: _profile(services[name]) for name in sorted(set(services) - set(default))} == {
+        node: ["cluster"] for node in CLUSTER_NODES
+    }
 
 
 def test_every_image_is_pinned(compose: dict[str, Any]) -> None:
     images = _images(compose)
-    assert sorted(images) == ["ollama", "ollama-models", "synopsis (FROM #1)", "weaviate"]
+    assert sorted(images) == sorted(
+        ["ollama", "ollama-models", "synopsis (FROM #1)", "weaviate", *CLUSTER_NODES]
+    )
     for where, image in images.items():
         assert _tag(image) not in ("", "latest"), f"{where}: {image} is not pinned"
 
@@ -93,7 +110,10 @@ def test_every_image_is_pinned(compose: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("service", "image"),
     [
-        ("weaviate", f"cr.weaviate.io/semitechnologies/weaviate:{Settings().weaviate_version}"),
+        *(
+            (node, f"cr.weaviate.io/semitechnologies/weaviate:{Settings().weaviate_version}")
+            for node in ["weaviate", *CLUSTER_NODES]
+        ),
         ("ollama", f"ollama/ollama:{Settings().ollama_version}"),
         ("ollama-models", f"ollama/ollama:{Settings().ollama_version}"),
         ("synopsis (FROM #1)", "python:3.11-slim"),
@@ -176,7 +196,10 @@ def test_models_step_pulls_the_models_synopsis_uses(compose: dict[str, Any]) -> 
 @pytest.mark.parametrize(
     ("service", "probe"),
     [
-        ("weaviate", "http://127.0.0.1:8080/v1/.well-known/ready"),
+        *(
+            (node, "http://127.0.0.1:8080/v1/.well-known/ready")
+            for node in ["weaviate", *CLUSTER_NODES]
+        ),
         ("ollama", "list"),
     ],
 )
@@ -194,11 +217,15 @@ def test_servers_have_healthchecks(compose: dict[str, Any], service: str, probe:
             "synopsis",
             {
                 "weaviate": "service_healthy",
+                "weaviate-node2": "service_healthy",
+                "weaviate-node3": "service_healthy",
                 "ollama": "service_healthy",
                 "ollama-models": "service_completed_successfully",
             },
         ),
         ("ollama-models", {"ollama": "service_healthy"}),
+        ("weaviate-node2", {"weaviate": "service_healthy"}),
+        ("weaviate-node3", {"weaviate": "service_healthy"}),
     ],
 )
 def test_depends_on_conditions(
@@ -206,6 +233,10 @@ def test_depends_on_conditions(
 ) -> None:
     depends_on = _services(compose)[service]["depends_on"]
     assert {name: entry["condition"] for name, entry in depends_on.items()} == conditions
+    # A service of an inactive profile is not defined: depending on it must be optional.
+    services = _services(compose)
+    optional = {name for name, entry in depends_on.items() if entry.get("required") is False}
+    assert optional == {name for name in depends_on if _profile(services[name])}
 
 
 def test_weaviate_keeps_its_data_in_a_named_volume(compose: dict[str, Any]) -> None:
@@ -216,7 +247,78 @@ def test_weaviate_keeps_its_data_in_a_named_volume(compose: dict[str, Any]) -> N
     assert environment["ENABLE_MODULES"] == ""
     assert weaviate["volumes"] == ["weaviate-data:/var/lib/weaviate"]
     assert _services(compose)["ollama"]["volumes"] == ["ollama-models:/root/.ollama"]
-    assert sorted(compose["volumes"]) == ["ollama-models", "weaviate-data"]
+    assert sorted(compose["volumes"]) == [
+        "ollama-models",
+        "weaviate-data",
+        "weaviate-node2-data",
+        "weaviate-node3-data",
+    ]
+
+
+def _weaviate_nodes(compose: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The environment of every Weaviate node, the default one (node1) first."""
+    services = _services(compose)
+    return {name: _environment(services[name]) for name in ["weaviate", *CLUSTER_NODES]}
+
+
+def test_cluster_nodes_are_configured_like_the_single_node(compose: dict[str, Any]) -> None:
+    nodes = _weaviate_nodes(compose)
+    services = _services(compose)
+    cluster_keys = {"CLUSTER_HOSTNAME", "CLUSTER_JOIN", "RAFT_JOIN", "RAFT_BOOTSTRAP_EXPECT"}
+    shared = {k: v for k, v in nodes["weaviate"].items() if k not in cluster_keys}
+    for name in CLUSTER_NODES:
+        assert {k: v for k, v in nodes[name].items() if k not in cluster_keys} == shared
+        for key in ("image", "command", "healthcheck", "expose", "restart"):
+            assert services[name][key] == services["weaviate"][key], (name, key)
+    # Each node its own volume: a copy per node is the point.
+    volumes = [services[name]["volumes"] for name in ["weaviate", *CLUSTER_NODES]]
+    assert volumes == [
+        ["weaviate-data:/var/lib/weaviate"],
+        ["weaviate-node2-data:/var/lib/weaviate"],
+        ["weaviate-node3-data:/var/lib/weaviate"],
+    ]
+
+
+def test_cluster_nodes_join_node1(compose: dict[str, Any]) -> None:
+    nodes = _weaviate_nodes(compose)
+    hostnames = [environment["CLUSTER_HOSTNAME"] for environment in nodes.values()]
+    assert hostnames == ["node1", "node2", "node3"]
+    # Weaviate picks raft voters by substring match of the hostname in RAFT_JOIN.
+    assert not any(a in b for a in hostnames for b in hostnames if a != b)
+    # node1 bootstraps alone (the default stack is unchanged); the others join it as voters.
+    assert nodes["weaviate"]["RAFT_BOOTSTRAP_EXPECT"] == "1"
+    assert "CLUSTER_JOIN" not in nodes["weaviate"]
+    for name in CLUSTER_NODES:
+        environment = nodes[name]
+        assert environment["CLUSTER_JOIN"] == "weaviate:7946"  # node1's gossip port
+        assert environment["RAFT_JOIN"] == ",".join(f"{host}:8300" for host in hostnames)
+        assert environment["RAFT_BOOTSTRAP_EXPECT"] == str(len(hostnames))
+
+
+@pytest.mark.parametrize(
+    ("environ", "factor", "read", "write"),
+    [
+        ({}, 1, "QUORUM", "QUORUM"),
+        ({"SYNOPSIS_REPLICATION_FACTOR": "3"}, 3, "QUORUM", "QUORUM"),
+        (
+            {
+                "SYNOPSIS_REPLICATION_FACTOR": "3",
+                "SYNOPSIS_READ_CONSISTENCY": "ONE",
+                "SYNOPSIS_WRITE_CONSISTENCY": "ALL",
+            },
+            3,
+            "ONE",
+            "ALL",
+        ),
+    ],
+)
+def test_synopsis_replication_comes_from_the_callers_environment(
+    compose: dict[str, Any], environ: dict[str, str], factor: int, read: str, write: str
+) -> None:
+    environment = _environment(_services(compose)["synopsis"])
+    settings = Settings.from_env({k: _interpolate(v, environ) for k, v in environment.items()})
+    assert (settings.replication_factor, settings.read_consistency) == (factor, read)
+    assert settings.write_consistency == write
 
 
 def test_synopsis_is_built_from_this_repository(compose: dict[str, Any]) -> None:
