@@ -32,6 +32,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.index.identity import NAMESPACE
 from service.index.records import now
+from service.index.replication import Replication
 from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
@@ -55,18 +56,30 @@ def _stored(name: str) -> Property:
 class JobStore:
     """Reads and writes jobs and their claims through one Weaviate client."""
 
-    def __init__(self, client: weaviate.WeaviateClient, *, prefix: str = "") -> None:
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
         self.client = client
         self.jobs_name = f"{prefix}IngestJobs"
         self.claims_name = f"{prefix}JobClaims"
+        self.replication = replication or Replication()
 
+    # Reads at the read consistency level, writes at the write level (a claim written and
+    # read back at QUORUM each overlaps in at least one replica).
     @property
     def jobs(self) -> Collection[Any, Any]:
-        return self.client.collections.use(self.jobs_name)
+        return self.replication.for_reads(self.client.collections.use(self.jobs_name))
 
     @property
     def claims(self) -> Collection[Any, Any]:
-        return self.client.collections.use(self.claims_name)
+        return self.replication.for_reads(self.client.collections.use(self.claims_name))
+
+    def _writable(self, name: str) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(name))
 
     def ensure_schema(self) -> None:
         """Create both collections unless they exist."""
@@ -75,6 +88,7 @@ class JobStore:
                 self.jobs_name,
                 description="Synopsis: ingest jobs of the HTTP API",
                 vector_config=Configure.Vectors.self_provided(),
+                replication_config=self.replication.config(),
                 properties=[
                     _keyword("job_id"),
                     _keyword("state"),
@@ -104,6 +118,7 @@ class JobStore:
                 self.claims_name,
                 description="Synopsis: one object per claimed job attempt",
                 vector_config=Configure.Vectors.self_provided(),
+                replication_config=self.replication.config(),
                 properties=[_keyword("job_id"), _keyword("worker")],
             )
 
@@ -116,15 +131,21 @@ class JobStore:
 
     def create(self, job: Job) -> None:
         """Store a new job."""
-        self.jobs.data.insert(uuid=uuid.UUID(job.id), properties=_properties(job))
+        self._writable(self.jobs_name).data.insert(
+            uuid=uuid.UUID(job.id), properties=_properties(job)
+        )
 
     def replace(self, job: Job) -> None:
         """Store `job` over its previous version (fields it leaves unset are cleared)."""
-        self.jobs.data.replace(uuid=uuid.UUID(job.id), properties=_properties(job))
+        self._writable(self.jobs_name).data.replace(
+            uuid=uuid.UUID(job.id), properties=_properties(job)
+        )
 
     def update(self, job_id: str, **changes: Any) -> None:
         """Change some fields of a job (names as in `Job`; progress/report/errors encoded)."""
-        self.jobs.data.update(uuid=uuid.UUID(job_id), properties=_encode(changes))
+        self._writable(self.jobs_name).data.update(
+            uuid=uuid.UUID(job_id), properties=_encode(changes)
+        )
 
     def claim(self, job: Job, *, worker: str) -> bool:
         """Take `job`'s current attempt for `worker`; False when another worker has it."""

@@ -32,19 +32,29 @@ from service.edges.api.controllers import (
     provide_ollama_http,
     provide_synopsis,
 )
+from service.edges.api.documents import (
+    DocumentController,
+    provide_address_policy,
+    provide_job_store,
+)
 from service.edges.api.exceptions import error_response
+from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
 from service.errors import (
     EmbeddingMismatchError,
+    JobNotFoundError,
+    JobStateError,
     ModelError,
+    QueueFullError,
     RequestLimitError,
     SearchError,
     StackError,
     StoreError,
     SynopsisError,
+    UnsafeUrlError,
 )
 from service.settings import Settings
 from service.synopsis import Synopsis
@@ -54,7 +64,11 @@ __all__ = ["STATUS_CODES", "create_app", "status_code_for", "synopsis_error_hand
 #: The one error → status mapping, most specific class first.
 STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (SearchError, 400),
+    (UnsafeUrlError, 400),
     (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
+    (JobNotFoundError, 404),
+    (JobStateError, 409),
+    (QueueFullError, 429),
     (EmbeddingMismatchError, 409),
     (StackError, 503),
     (ModelError, 503),
@@ -109,6 +123,9 @@ def create_app(
                 )
             else:
                 app.state.ollama_http = ollama_http
+            # Jobs need the real core (its Weaviate client); a test's fake has none.
+            if isinstance(app.state.synopsis, Synopsis):
+                await stack.enter_async_context(running_jobs(app, app.state.synopsis, resolved))
             yield
 
     app = Litestar(
@@ -120,8 +137,18 @@ def create_app(
             AskController,
             SourceController,
             StatsController,
+            # The upload limit is a setting, known only now: Litestar reads it per layer.
+            type(
+                "DocumentController",
+                (DocumentController,),
+                {"request_max_body_size": resolved.api_max_upload_bytes},
+            ),
+            JobController,
         ],
         dependencies={
+            "job_queue": Provide(provide_job_queue, sync_to_thread=False),
+            "jobs": Provide(provide_job_store, sync_to_thread=False),
+            "address_policy": Provide(provide_address_policy, sync_to_thread=False),
             "synopsis": Provide(provide_synopsis, sync_to_thread=False),
             "ollama_http": Provide(provide_ollama_http, sync_to_thread=False),
         },

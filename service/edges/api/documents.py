@@ -1,0 +1,394 @@
+"""`/documents`: index sources over HTTP (as jobs), browse and delete what is indexed.
+
+`POST /documents` takes a JSON body (a URL to fetch and optionally crawl, or content
+given inline) or a multipart upload of files, stores a `queued` job and answers `202`
+with its `Location`; it never waits on the ingest. A URL is checked against the address
+policy here (a refusal is a `400` and no connection is made) and again at every redirect
+hop and crawled link while the job runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.datastructures import State, UploadFile
+from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException, ValidationException
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import Parameter, SkipValidation
+from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
+
+from loaders.addresses import AddressPolicy
+from loaders.documents import HTML, MARKDOWN, TEXT
+from loaders.formats import CONTENT_TYPES_BY_SUFFIX
+from service.edges.api.jobs import JobQueueDependency, JobView, accepted
+from service.edges.api.schemas import DeletedSource
+from service.edges.api.security import caller_id, require_read, require_write
+from service.errors import RequestLimitError
+from service.index.records import SourceRecord
+from service.index.store import SourceChunk
+from service.jobs.queue import NewFile
+from service.jobs.store import JobStore
+from service.settings import Settings
+from service.synopsis import Synopsis
+
+__all__ = [
+    "DocumentController",
+    "DocumentCreate",
+    "provide_address_policy",
+    "provide_job_store",
+]
+
+SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
+JobStoreDependency = NamedDependency[SkipValidation[JobStore]]
+AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
+
+FORMATS = {"markdown": MARKDOWN, "html": HTML, "text": TEXT}
+_MULTIPART = "multipart/form-data"
+_JSON = "application/json"
+
+
+def provide_job_store(state: State) -> JobStore:
+    """The job store `create_app`'s lifespan opened."""
+    store: JobStore = state.jobs
+    return store
+
+
+def provide_address_policy(state: State) -> AddressPolicy:
+    """The address policy URL ingests are checked against (`SYNOPSIS_FETCH_ALLOW`)."""
+    policy: AddressPolicy = state.address_policy
+    return policy
+
+
+class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A URL to ingest (`url`, optionally `crawl_depth`, `max_pages`), or inline content
+    (`content`, `format`, `source`, optionally `title`). Exactly one of `url`, `content`."""
+
+    url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
+    crawl_depth: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    max_pages: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    content: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    format: Literal["markdown", "html", "text"] = "markdown"
+    source: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
+    title: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+
+
+class DocumentCreateOperation(Operation):
+    """The OpenAPI operation of `POST /documents`: a JSON body or a multipart upload."""
+
+    def __post_init__(self) -> None:
+        json_schema = Schema(
+            type=OpenAPIType.OBJECT,
+            additional_properties=False,
+            properties={
+                "url": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
+                "crawl_depth": Schema(type=OpenAPIType.INTEGER, minimum=0),
+                "max_pages": Schema(type=OpenAPIType.INTEGER, minimum=1),
+                "content": Schema(type=OpenAPIType.STRING, min_length=1),
+                "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
+                "source": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
+                "title": Schema(type=OpenAPIType.STRING, max_length=500),
+            },
+        )
+        upload_schema = Schema(
+            type=OpenAPIType.OBJECT,
+            required=["files"],
+            properties={
+                "files": Schema(
+                    type=OpenAPIType.ARRAY,
+                    items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
+                )
+            },
+        )
+        self.request_body = RequestBody(
+            required=True,
+            description="A URL or inline content (JSON), or files (multipart, field `files`: "
+            + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX))
+            + ").",
+            content={
+                _JSON: OpenAPIMediaType(schema=json_schema),
+                _MULTIPART: OpenAPIMediaType(schema=upload_schema),
+            },
+        )
+
+
+class DocumentItem(msgspec.Struct, kw_only=True):
+    """One indexed source: chunk count, status, pending summaries, and its last job."""
+
+    source: str
+    title: str
+    chunks: int
+    status: str
+    pending: int
+    content_hash: str
+    ingested_at: dt.datetime
+    last_job: str | None = None
+
+    @classmethod
+    def from_record(cls, record: SourceRecord, last_job: str | None) -> DocumentItem:
+        """The response form of a source record."""
+        return cls(
+            source=record.source,
+            title=record.title,
+            chunks=record.chunks,
+            status=record.status,
+            pending=record.pending,
+            content_hash=record.content_hash,
+            ingested_at=record.ingested_at,
+            last_job=last_job,
+        )
+
+
+class ChunkView(msgspec.Struct, kw_only=True):
+    """One chunk of a source with its summary (null while pending or filtered out)."""
+
+    id: str
+    chunk_index: int
+    headers: list[str]
+    content: str
+    summary: str | None
+    summary_pending: bool
+    page_start: int | None = None
+    page_end: int | None = None
+
+    @classmethod
+    def from_chunk(cls, chunk: SourceChunk) -> ChunkView:
+        """The response form of a stored chunk."""
+        return cls(
+            id=chunk.id,
+            chunk_index=chunk.chunk_index,
+            headers=list(chunk.headers),
+            content=chunk.content,
+            summary=chunk.summary,
+            summary_pending=chunk.summary_pending,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+        )
+
+
+class DocumentDetail(msgspec.Struct, kw_only=True):
+    """A source and one page of its chunks, in document order."""
+
+    document: DocumentItem
+    chunks: list[ChunkView]
+    total: int
+    limit: int
+    offset: int
+
+
+class DocumentController(Controller):
+    """Indexed sources: ingest (as jobs), list, browse, delete.
+
+    `create_app` subclasses it with `request_max_body_size` set to
+    `SYNOPSIS_API_MAX_UPLOAD_BYTES`, which the settings decide only at startup.
+    """
+
+    path = "/documents"
+    tags = ("documents",)
+
+    @post(
+        operation_id="createDocuments",
+        summary="Ingest a URL, inline content or uploaded files, as a job",
+        status_code=HTTP_202_ACCEPTED,
+        guards=[require_write],
+        operation_class=DocumentCreateOperation,
+        responses={},
+    )
+    async def create(
+        self,
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        job_queue: JobQueueDependency,
+        address_policy: AddressPolicyDependency,
+    ) -> Response[JobView]:
+        """202 with the queued job and `Location: /jobs/{id}`; follow it there."""
+        settings = synopsis.settings
+        owner = caller_id(request)
+        media_type = request.content_type[0]
+        if media_type == _MULTIPART:
+            files = await _uploaded_files(request, settings)
+            job = await asyncio.to_thread(job_queue.submit_files, owner, files)
+            return accepted(job)
+        if media_type != _JSON:
+            raise ValidationException(
+                detail=f"Content-Type must be {_JSON} or {_MULTIPART}, not {media_type!r}"
+            )
+        body = _decode(await request.body())
+        if (body.url is None) == (body.content is None):
+            raise _invalid("url", "give exactly one of `url` and `content`")
+        if body.url is not None:
+            depth = settings.crawl_depth if body.crawl_depth is None else body.crawl_depth
+            pages = settings.max_pages if body.max_pages is None else body.max_pages
+            _at_most("crawl_depth", depth, settings.api_max_crawl_depth, "api_max_crawl_depth")
+            _at_most("max_pages", pages, settings.api_max_crawl_pages, "api_max_crawl_pages")
+            await asyncio.to_thread(address_policy.check, body.url)  # UnsafeUrlError: 400
+            job = await asyncio.to_thread(
+                job_queue.submit_url, owner, body.url, crawl_depth=depth, max_pages=pages
+            )
+            return accepted(job)
+        if body.source is None:
+            raise _invalid("source", "inline `content` needs a `source` name to index it under")
+        if body.crawl_depth is not None or body.max_pages is not None:
+            raise _invalid("crawl_depth", "`crawl_depth` and `max_pages` apply to a `url` only")
+        assert body.content is not None
+        data = body.content.encode("utf-8")
+        _size_at_most("content", len(data), settings)
+        item = NewFile(
+            data=data,
+            source=body.source,
+            content_type=FORMATS[body.format],
+            title=body.title or "",
+        )
+        job = await asyncio.to_thread(job_queue.submit_files, owner, [item])
+        return accepted(job)
+
+    @get(
+        operation_id="listDocuments",
+        summary="Indexed sources with counts, status and last job",
+        guards=[require_read],
+    )
+    async def list_documents(
+        self, synopsis: SynopsisDependency, jobs: JobStoreDependency
+    ) -> list[DocumentItem]:
+        """Every indexed source, sorted by name."""
+        records = await asyncio.to_thread(synopsis.sources)
+        last = await asyncio.to_thread(jobs.last_jobs, [record.source for record in records])
+        return [DocumentItem.from_record(record, last.get(record.source)) for record in records]
+
+    @get(
+        "/{source:path}",
+        operation_id="getDocument",
+        summary="One source and a page of its chunks with their summaries",
+        guards=[require_read],
+    )
+    async def get_document(
+        self,
+        synopsis: SynopsisDependency,
+        jobs: JobStoreDependency,
+        source: str,
+        limit: Annotated[int, Parameter(ge=1, le=200, description="Chunks per page.")] = 50,
+        offset: Annotated[int, Parameter(ge=0, description="Chunks to skip.")] = 0,
+    ) -> DocumentDetail:
+        """The source's record and chunks in document order; 404 when it is not indexed.
+
+        Put the source in the path percent-encoded (`/documents/https%3A%2F%2F…`).
+        """
+        name = _source_name(source)
+        record = await asyncio.to_thread(synopsis.source, name)
+        if record is None:
+            raise NotFoundException(detail=f"{name} is not indexed")
+        chunks, total = await asyncio.to_thread(
+            synopsis.source_chunks, name, limit=limit, offset=offset
+        )
+        last = await asyncio.to_thread(jobs.last_jobs, [name])
+        return DocumentDetail(
+            document=DocumentItem.from_record(record, last.get(name)),
+            chunks=[ChunkView.from_chunk(chunk) for chunk in chunks],
+            total=total,
+            limit=limit,
+            offset=offset,
+        )
+
+    @delete(
+        "/{source:path}",
+        operation_id="deleteDocument",
+        summary="Delete a source's originals and summaries",
+        status_code=HTTP_200_OK,
+        guards=[require_write],
+    )
+    async def delete_document(self, synopsis: SynopsisDependency, source: str) -> DeletedSource:
+        """Remove one source; 404 when it is not indexed."""
+        name = _source_name(source)
+        originals, summaries = await asyncio.to_thread(synopsis.delete_source, name)
+        if originals == summaries == 0:
+            raise NotFoundException(detail=f"{name} is not indexed")
+        return DeletedSource(source=name, originals=originals, summaries=summaries)
+
+
+def _source_name(path_value: str) -> str:
+    """The source from a `{source:path}` value (Litestar keeps the leading slash).
+
+    A local path source begins with its own slash (`/documents//usr/share/…`), which
+    arrives as two; a URL source does not.
+    """
+    return path_value[1:] if path_value.startswith("/") else path_value
+
+
+def _upload_name(filename: str) -> str:
+    """The source name of an uploaded file: its relative path as sent, without `..`."""
+    parts = PurePosixPath(filename.replace("\\", "/")).parts
+    return "/".join(part for part in parts if part not in ("/", ".", ".."))
+
+
+def _decode(raw: bytes) -> DocumentCreate:
+    try:
+        return msgspec.json.decode(raw, type=DocumentCreate)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        field = message.rpartition("at `$.")[2].rstrip("`").split(".")[0].split("[")[0]
+        raise _invalid(field if "at `$." in message else "body", message) from None
+    except msgspec.DecodeError as exc:
+        raise _invalid("body", f"the body is not valid JSON: {exc}") from None
+
+
+def _invalid(field: str, message: str) -> ValidationException:
+    return ValidationException(
+        detail=f"Validation failed for POST /documents: {message}",
+        extra=[{"key": field, "message": message, "source": "body"}],
+    )
+
+
+def _at_most(field: str, value: int, limit: int, setting: str) -> None:
+    if value > limit:
+        var = Settings.env_names()[setting]
+        raise RequestLimitError(f"{field} {value} exceeds the limit {limit} ({var})", field=field)
+
+
+def _size_at_most(field: str, size: int, settings: Settings) -> None:
+    limit = settings.api_max_upload_file_bytes
+    if size > limit:
+        var = Settings.env_names()["api_max_upload_file_bytes"]
+        raise RequestLimitError(
+            f"{field}: {size} bytes exceeds the limit of {limit} bytes per file ({var})",
+            field=field,
+            too_large=True,
+        )
+
+
+async def _uploaded_files(request: Request[Any, Any, Any], settings: Settings) -> list[NewFile]:
+    """The files of a multipart upload (field `files`), checked against the limits."""
+    form = await request.form()
+    uploads = [value for value in form.getall("files", []) if isinstance(value, UploadFile)]
+    if not uploads:
+        raise _invalid("files", "a multipart upload needs one or more `files` parts")
+    if len(uploads) > settings.api_max_upload_files:
+        var = Settings.env_names()["api_max_upload_files"]
+        raise RequestLimitError(
+            f"{len(uploads)} files exceed the limit of {settings.api_max_upload_files} per "
+            f"request ({var})",
+            field="files",
+        )
+    files: list[NewFile] = []
+    for index, upload in enumerate(uploads):
+        field = f"files[{index}]"
+        name = _upload_name(upload.filename or "")
+        if not name:
+            raise _invalid(field, "every uploaded file needs a file name")
+        suffix = PurePosixPath(name).suffix.lower()
+        content_type = CONTENT_TYPES_BY_SUFFIX.get(suffix)
+        if content_type is None:
+            raise _invalid(
+                field,
+                f"{name}: unsupported file type {suffix or '(none)'!r}; accepted: "
+                + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)),
+            )
+        data = await upload.read()
+        await upload.close()
+        _size_at_most(field, len(data), settings)
+        files.append(NewFile(data=data, source=name, content_type=content_type))
+    return files

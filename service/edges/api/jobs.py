@@ -1,0 +1,241 @@
+"""`/jobs`: the ingest jobs a write key has submitted — state, progress, cancel, retry."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Litestar, Request, Response, delete, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import Parameter, SkipValidation
+from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
+
+from loaders import LoadOptions
+from loaders.addresses import AddressPolicy
+from service.edges.api.metrics import record_ingest
+from service.edges.api.security import caller_id, require_write
+from service.index.replication import Replication
+from service.jobs.queue import JobQueue
+from service.jobs.records import Job
+from service.jobs.runner import JobRunner
+from service.jobs.store import JobStore
+from service.models.captions import load_options
+from service.settings import Settings
+from service.synopsis import Synopsis
+
+__all__ = [
+    "JobController",
+    "JobList",
+    "JobView",
+    "accepted",
+    "provide_job_queue",
+    "running_jobs",
+]
+
+JobQueueDependency = NamedDependency[SkipValidation[JobQueue]]
+
+
+def provide_job_queue(state: State) -> JobQueue:
+    """The job queue `create_app`'s lifespan opened."""
+    queue: JobQueue = state.job_queue
+    return queue
+
+
+class JobFileView(msgspec.Struct, kw_only=True):
+    """One uploaded file of a job."""
+
+    source: str
+    content_type: str
+    size: int
+
+
+class JobRequestView(msgspec.Struct, kw_only=True):
+    """What the job was asked to ingest."""
+
+    kind: str  # "url" or "files"
+    url: str | None = None
+    crawl_depth: int | None = None
+    max_pages: int | None = None
+    files: list[JobFileView] = msgspec.field(default_factory=list)
+
+
+class JobView(msgspec.Struct, kw_only=True):
+    """A job: its state, progress per stage, the ingest report and errors per source.
+
+    `state`: queued, running, done, failed, interrupted (its worker stopped; retry it) or
+    cancelled. `reason` says why a job failed, was interrupted or cancelled.
+    """
+
+    id: str
+    state: str
+    request: JobRequestView
+    progress: dict[str, Any]
+    report: dict[str, Any]
+    errors: list[str]
+    sources: list[str]
+    reason: str
+    attempt: int
+    cancel_requested: bool
+    created_at: dt.datetime
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+
+    @classmethod
+    def from_job(cls, job: Job) -> JobView:
+        """The response form of a stored job."""
+        spec = job.spec
+        request = (
+            JobRequestView(
+                kind="url", url=spec.url, crawl_depth=spec.crawl_depth, max_pages=spec.max_pages
+            )
+            if spec.kind == "url"
+            else JobRequestView(
+                kind="files",
+                files=[
+                    JobFileView(source=f.source, content_type=f.content_type, size=f.size)
+                    for f in spec.files
+                ],
+            )
+        )
+        return cls(
+            id=job.id,
+            state=job.state,
+            request=request,
+            progress=job.progress.to_dict(),
+            report=dict(job.report),
+            errors=list(job.errors),
+            sources=list(job.sources),
+            reason=job.reason,
+            attempt=job.attempt,
+            cancel_requested=job.cancel_requested,
+            created_at=job.created_at,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+        )
+
+
+class JobList(msgspec.Struct, kw_only=True):
+    """A page of the caller's jobs, newest first."""
+
+    jobs: list[JobView]
+    total: int
+    limit: int
+    offset: int
+
+
+def accepted(job: Job) -> Response[JobView]:
+    """`202 Accepted` with the job and its `Location`."""
+    return Response(
+        JobView.from_job(job),
+        status_code=HTTP_202_ACCEPTED,
+        headers={"Location": f"/jobs/{job.id}"},
+    )
+
+
+class JobController(Controller):
+    """Ingest jobs (write keys only; each key sees its own)."""
+
+    path = "/jobs"
+    tags = ("jobs",)
+    guards = [require_write]  # noqa: RUF012 - Litestar reads it as a class attribute
+
+    @get(operation_id="listJobs", summary="The caller's recent jobs, newest first")
+    async def list_jobs(
+        self,
+        request: Request[Any, Any, Any],
+        job_queue: JobQueueDependency,
+        limit: Annotated[int, Parameter(ge=1, le=100, description="Jobs per page.")] = 20,
+        offset: Annotated[int, Parameter(ge=0, le=10_000, description="Jobs to skip.")] = 0,
+    ) -> JobList:
+        """Recent jobs with their state and progress."""
+        jobs, total = await asyncio.to_thread(
+            job_queue.recent, caller_id(request), limit=limit, offset=offset
+        )
+        return JobList(
+            jobs=[JobView.from_job(job) for job in jobs], total=total, limit=limit, offset=offset
+        )
+
+    @get("/{job_id:str}", operation_id="getJob", summary="One job's state and progress")
+    async def get_job(
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+    ) -> JobView:
+        """The job; 404 when there is none with this id for this key."""
+        job = await asyncio.to_thread(job_queue.get, caller_id(request), job_id)
+        return JobView.from_job(job)
+
+    @delete(
+        "/{job_id:str}",
+        operation_id="cancelJob",
+        summary="Cancel a queued or running job",
+        status_code=HTTP_200_OK,
+    )
+    async def cancel_job(
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+    ) -> JobView:
+        """A queued job is cancelled at once; a running one stops at its next step (what it
+        wrote stays consistent: ingestion is idempotent per source). 409 when it ended."""
+        job = await asyncio.to_thread(job_queue.cancel, caller_id(request), job_id)
+        return JobView.from_job(job)
+
+    @post(
+        "/{job_id:str}/retry",
+        operation_id="retryJob",
+        summary="Run a failed, interrupted or cancelled job again",
+        status_code=HTTP_202_ACCEPTED,
+    )
+    async def retry_job(
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+    ) -> Response[JobView]:
+        """Queue a new attempt; it converges, as ingestion is idempotent. 409 otherwise."""
+        job = await asyncio.to_thread(job_queue.retry, caller_id(request), job_id)
+        return accepted(job)
+
+
+@asynccontextmanager
+async def running_jobs(
+    app: Litestar, synopsis: Synopsis, settings: Settings
+) -> AsyncIterator[None]:
+    """Open the job store (creating its collections), the queue and this process's runner
+    on `app.state`; stop the runner at exit (its running jobs become `interrupted`)."""
+    store = JobStore(
+        synopsis.client,
+        prefix=settings.collection_prefix,
+        replication=Replication.from_settings(settings),
+    )
+    await asyncio.to_thread(store.ensure_schema)
+    policy = AddressPolicy.from_allow_list(settings.fetch_allow)
+    uploads = settings.data_dir / "uploads"
+
+    def options() -> LoadOptions:
+        return dataclasses.replace(load_options(settings), address_policy=policy)
+
+    runner = JobRunner(
+        synopsis,
+        store,
+        uploads=uploads,
+        options=options,
+        workers=settings.jobs_workers,
+        lease_seconds=settings.jobs_lease_seconds,
+        poll_seconds=settings.jobs_poll_seconds,
+        on_report=record_ingest,
+    )
+    app.state.jobs = store
+    app.state.address_policy = policy
+    app.state.job_queue = JobQueue(
+        store,
+        uploads=uploads,
+        queue_size=settings.jobs_queue_size,
+        per_owner=settings.jobs_per_key,
+        on_submit=runner.wake,
+    )
+    runner.start()
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(runner.stop)
