@@ -155,8 +155,9 @@ class Settings:
     api_max_k: int = 100  # results of a search (an answer cites at most 20 passages)
     api_max_body_bytes: int = 1_048_576  # of a JSON request body (413 beyond)
 
-    # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process,
-    # queued jobs at most (a full queue answers 429), queued or running jobs per API key.
+    # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process
+    # (0: this process only queues them, others run them), queued jobs at most (a full
+    # queue answers 429), queued or running jobs per API key.
     jobs_workers: int = 1
     jobs_queue_size: int = 100
     jobs_per_key: int = 10

@@ -89,7 +89,7 @@ class JobRunner:
         self.synopsis = synopsis
         self.jobs = jobs
         self.uploads = uploads
-        self.workers = max(1, workers)
+        self.workers = max(1, workers)  # 0 (API-only) is handled by not starting one
         self.lease = lease_seconds
         self.poll = poll_seconds
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"

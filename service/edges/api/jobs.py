@@ -234,6 +234,9 @@ async def running_jobs(
         per_owner=settings.jobs_per_key,
         on_submit=runner.wake,
     )
+    if settings.jobs_workers < 1:  # an API-only process: other processes run the jobs
+        yield
+        return
     runner.start()
     try:
         yield
