@@ -21,7 +21,8 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 ├── JobError                  an ingest job cannot be found, changed or queued
 │   ├── JobNotFoundError      no such job (or not the caller's)
 │   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
-│   └── QueueFullError        the job queue or the caller's share of it is full
+│   ├── QueueFullError        the job queue or the caller's share of it is full
+│   └── JobsUnavailableError  this process has no job queue (an app built without jobs)
 └── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
 ```
 
@@ -52,6 +53,7 @@ __all__ = [
     "JobError",
     "JobNotFoundError",
     "JobStateError",
+    "JobsUnavailableError",
     "LoaderError",
     "ModelError",
     "PortInUseError",
@@ -127,3 +129,7 @@ class QueueFullError(JobError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class JobsUnavailableError(JobError):
+    """This process has no job queue: its app was built over a core without jobs."""

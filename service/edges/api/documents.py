@@ -26,7 +26,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 from loaders.addresses import AddressPolicy
 from loaders.documents import HTML, MARKDOWN, TEXT
 from loaders.formats import CONTENT_TYPES_BY_SUFFIX
-from service.edges.api.jobs import JobQueueDependency, JobView, accepted
+from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
 from service.edges.api.schemas import DeletedSource
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
@@ -55,13 +55,13 @@ _JSON = "application/json"
 
 def provide_job_store(state: State) -> JobStore:
     """The job store `create_app`'s lifespan opened."""
-    store: JobStore = state.jobs
+    store: JobStore = opened_for_jobs(state, "jobs")
     return store
 
 
 def provide_address_policy(state: State) -> AddressPolicy:
     """The address policy URL ingests are checked against (`SYNOPSIS_FETCH_ALLOW`)."""
-    policy: AddressPolicy = state.address_policy
+    policy: AddressPolicy = opened_for_jobs(state, "address_policy")
     return policy
 
 

@@ -20,6 +20,7 @@ from loaders import LoadOptions
 from loaders.addresses import AddressPolicy
 from service.edges.api.metrics import record_ingest
 from service.edges.api.security import caller_id, require_write
+from service.errors import JobsUnavailableError
 from service.index.replication import Replication
 from service.jobs.queue import JobQueue
 from service.jobs.records import Job
@@ -34,6 +35,7 @@ __all__ = [
     "JobList",
     "JobView",
     "accepted",
+    "opened_for_jobs",
     "provide_job_queue",
     "running_jobs",
 ]
@@ -41,9 +43,18 @@ __all__ = [
 JobQueueDependency = NamedDependency[SkipValidation[JobQueue]]
 
 
+def opened_for_jobs(state: State, name: str) -> Any:
+    """`state.<name>`, which `running_jobs` opened; `JobsUnavailableError` (503) when this
+    app has no jobs (`create_app` opens them only over a real `Synopsis`)."""
+    value = getattr(state, name, None)
+    if value is None:
+        raise JobsUnavailableError("jobs are not available in this process")
+    return value
+
+
 def provide_job_queue(state: State) -> JobQueue:
     """The job queue `create_app`'s lifespan opened."""
-    queue: JobQueue = state.job_queue
+    queue: JobQueue = opened_for_jobs(state, "job_queue")
     return queue
 
 

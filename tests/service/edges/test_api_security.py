@@ -35,16 +35,29 @@ READ_KEY = "read-key-0123456789abcdef"
 WRITE_KEY = "write-key-fedcba9876543210"
 KEYED = Settings(api_read_keys=f" {READ_KEY} , other-read-key", api_write_keys=WRITE_KEY)
 
-# (method, path, JSON body, what the route needs: None = no key, else a role)
-ROUTES: list[tuple[str, str, Any, Role | None]] = [
-    ("GET", "/health", None, None),
-    ("GET", "/ready", None, None),
-    ("GET", "/metrics", None, Role.READ),
-    ("POST", "/search", {"query": "range()"}, Role.READ),
-    ("POST", "/ask", {"question": "How do I loop?"}, Role.READ),
-    ("GET", "/sources", None, Role.READ),
-    ("DELETE", "/sources?source=docs/a.md", None, Role.WRITE),
-    ("GET", "/stats", None, Role.READ),
+# (method, path, JSON body, what the route needs: None = no key, else a role, the status of
+# an allowed request). The fake core has no job queue, so a route that needs one answers a
+# clean 503 (`JobsUnavailableError`) once the guard lets the request through.
+JOB = "00000000-0000-0000-0000-00000000000a"
+ROUTES: list[tuple[str, str, Any, Role | None, int]] = [
+    ("GET", "/health", None, None, 200),
+    ("GET", "/ready", None, None, 200),
+    ("GET", "/metrics", None, Role.READ, 200),
+    ("POST", "/search", {"query": "range()"}, Role.READ, 200),
+    ("POST", "/ask", {"question": "How do I loop?"}, Role.READ, 200),
+    ("GET", "/sources", None, Role.READ, 200),
+    ("DELETE", "/sources?source=docs/a.md", None, Role.WRITE, 200),
+    ("GET", "/stats", None, Role.READ, 200),
+    ("GET", "/documents", None, Role.READ, 503),
+    ("POST", "/documents", {"content": "# A\n\nText.", "source": "a.md"}, Role.WRITE, 503),
+    ("POST", "/documents", {"url": "https://docs.example/"}, Role.WRITE, 503),
+    ("GET", "/documents/docs/a.md", None, Role.READ, 503),
+    ("DELETE", "/documents/docs/a.md", None, Role.WRITE, 200),
+    ("DELETE", "/documents/https%3A%2F%2Fdocs.example%2Fa.html", None, Role.WRITE, 200),
+    ("GET", "/jobs", None, Role.WRITE, 503),
+    ("GET", f"/jobs/{JOB}", None, Role.WRITE, 503),
+    ("DELETE", f"/jobs/{JOB}", None, Role.WRITE, 503),
+    ("POST", f"/jobs/{JOB}/retry", None, Role.WRITE, 503),
 ]
 
 # (Authorization header, the role it grants: None = not a valid key)
@@ -73,42 +86,63 @@ def _api_fields(settings: Settings) -> dict[str, Any]:
     }
 
 
-def _expected(needed: Role | None, granted: Role | None) -> int:
+def _expected(needed: Role | None, granted: Role | None, ok: int) -> int:
     if needed is None:
-        return 200
+        return ok
     if granted is None:
         return 401
-    return 200 if granted >= needed else 403
+    return ok if granted >= needed else 403
+
+
+def _check_allowed(response: httpx.Response, ok: int) -> None:
+    """An allowed request reached its handler: `ok`, and a 503 is the clean one."""
+    assert response.status_code == ok, response.text
+    if ok == 503:
+        assert response.headers["retry-after"] == "5"
+        body = response.json()
+        assert (body["error"], body["detail"]) == (
+            "JobsUnavailableError",
+            "jobs are not available in this process",
+        )
 
 
 @pytest.mark.parametrize("credential", CREDENTIALS)
-@pytest.mark.parametrize(("method", "path", "body", "needed"), ROUTES)
+@pytest.mark.parametrize(("method", "path", "body", "needed", "ok"), ROUTES)
 def test_the_auth_matrix(
+    *,
     method: str,
     path: str,
     body: Any,
     needed: Role | None,
+    ok: int,
     credential: tuple[str | None, Role | None],
 ) -> None:
     authorization, granted = credential
     headers = {"Authorization": authorization} if authorization is not None else {}
-    with _client(KEYED) as client:
+    fake = FakeSynopsis()
+    with _client(KEYED, fake) as client:
         response = client.request(method, path, json=body, headers=headers)
-    expected = _expected(needed, granted)
+    expected = _expected(needed, granted, ok)
     assert response.status_code == expected, response.text
     if expected == 401:
         assert response.headers["www-authenticate"].startswith("Bearer")
         assert response.json()["error"] == "NotAuthorizedException"
     if expected == 403:
         assert response.json()["detail"] == "this route needs a write key"
+    if expected in (401, 403):
+        assert fake.calls == []  # the guard answered before the handler
+    else:
+        _check_allowed(response, ok)
 
 
-@pytest.mark.parametrize(("method", "path", "body", "needed"), ROUTES)
-def test_without_keys_every_route_is_open(method: str, path: str, body: Any, needed: Role) -> None:
+@pytest.mark.parametrize(("method", "path", "body", "needed", "ok"), ROUTES)
+def test_without_keys_every_route_is_open(
+    method: str, path: str, body: Any, needed: Role, ok: int
+) -> None:
     with _client(Settings()) as client:
-        assert client.request(method, path, json=body).status_code == 200
+        _check_allowed(client.request(method, path, json=body), ok)
         wrong = client.request(method, path, json=body, headers={"Authorization": "Bearer x"})
-        assert wrong.status_code == 200
+        _check_allowed(wrong, ok)
 
 
 @pytest.mark.parametrize(
@@ -219,7 +253,7 @@ def test_keys_never_reach_logs_reprs_or_bodies(caplog: pytest.LogCaptureFixture)
     with _client(KEYED, fake) as client:
         for authorization in (f"Bearer {READ_KEY}", f"Bearer {WRITE_KEY}", f"Bearer {READ_KEY}x"):
             headers = {"Authorization": authorization}
-            for method, path, body, _ in ROUTES:
+            for method, path, body, *_ in ROUTES:
                 texts.append(client.request(method, path, json=body, headers=headers).text)
         texts.append(repr(client.app.state.api_keys))
     texts += [caplog.text, repr(KEYED), str(KEYED)]
