@@ -13,6 +13,7 @@ import asyncio
 import datetime as dt
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
+from urllib.parse import unquote_to_bytes
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, post
@@ -268,6 +269,8 @@ class DocumentController(Controller):
     )
     async def get_document(
         self,
+        *,
+        request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
         jobs: JobStoreDependency,
         source: str,
@@ -278,7 +281,7 @@ class DocumentController(Controller):
 
         Put the source in the path percent-encoded (`/documents/https%3A%2F%2F…`).
         """
-        name = _source_name(source)
+        name = _source_name(request, source)
         record = await asyncio.to_thread(synopsis.source, name)
         if record is None:
             raise NotFoundException(detail=f"{name} is not indexed")
@@ -301,21 +304,40 @@ class DocumentController(Controller):
         status_code=HTTP_200_OK,
         guards=[require_write],
     )
-    async def delete_document(self, synopsis: SynopsisDependency, source: str) -> DeletedSource:
-        """Remove one source; 404 when it is not indexed."""
-        name = _source_name(source)
+    async def delete_document(
+        self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, source: str
+    ) -> DeletedSource:
+        """Remove one source; 404 when it is not indexed (percent-encode it, as for GET)."""
+        name = _source_name(request, source)
         originals, summaries = await asyncio.to_thread(synopsis.delete_source, name)
         if originals == summaries == 0:
             raise NotFoundException(detail=f"{name} is not indexed")
         return DeletedSource(source=name, originals=originals, summaries=summaries)
 
 
-def _source_name(path_value: str) -> str:
-    """The source from a `{source:path}` value (Litestar keeps the leading slash).
+def _source_name(request: Request[Any, Any, Any], path_value: str) -> str:
+    """The source a `/documents/{source}` request names, exactly as sent.
 
-    A local path source begins with its own slash (`/documents//usr/share/…`), which
-    arrives as two; a URL source does not.
+    Litestar routes on the decoded path with repeated slashes collapsed and the trailing
+    one dropped, so the `{source:path}` value has lost the `//` of a URL, the leading `/`
+    of a local path and a URL's final `/`. The raw path (ASGI `raw_path`) keeps them: the
+    source is what follows `/documents/` there, percent-decoded. Without a raw path the
+    value is used (a local path's leading slash then arrives doubled and is kept once).
     """
+    raw = request.scope.get("raw_path")
+    root = request.scope.get("root_path", "").encode("latin-1")
+    if isinstance(raw, bytes):
+        if root and raw.startswith(root):
+            raw = raw[len(root) :]
+        prefix = b"/documents/"
+        if raw.startswith(prefix) and len(raw) > len(prefix):
+            try:
+                return unquote_to_bytes(raw[len(prefix) :]).decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValidationException(
+                    detail="the source in the path is not UTF-8 once percent-decoded",
+                    extra=[{"key": "source", "message": "not UTF-8", "source": "path"}],
+                ) from None
     return path_value[1:] if path_value.startswith("/") else path_value
 
 

@@ -387,6 +387,36 @@ def test_delete_needs_a_source(client: TestClient[Any], fake: FakeSynopsis, quer
     assert fake.calls == []
 
 
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("/documents/https%3A%2F%2Fdocs.example%2Fa.html", "https://docs.example/a.html"),
+        ("/documents/https%3A%2F%2Fdocs.example%2F", "https://docs.example/"),
+        ("/documents/https://docs.example/guide/", "https://docs.example/guide/"),
+        ("/documents/%2Fusr%2Fshare%2Fdoc%2Fa.html", "/usr/share/doc/a.html"),
+        ("/documents//usr/share/doc/a.html", "/usr/share/doc/a.html"),
+        ("/documents/docs/a%20b.md", "docs/a b.md"),
+        ("/documents/a%3Fb%23c.md", "a?b#c.md"),
+        ("/documents/caf%C3%A9.md", "café.md"),
+    ],
+)
+def test_a_document_path_names_its_source_exactly(
+    client: TestClient[Any], fake: FakeSynopsis, path: str, source: str
+) -> None:
+    # Litestar collapses "//" and drops a final "/" before routing; the source keeps them.
+    response = client.delete(path)
+    assert (response.status_code, response.json()["source"]) == (200, source)
+    assert fake.calls == [f"delete_source {source}"]
+
+
+def test_a_document_path_that_is_not_utf8_is_400(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
+    response = client.delete("/documents/%FF.md")
+    assert (response.status_code, response.json()["field"]) == (400, "source")
+    assert fake.calls == []
+
+
 def test_stats(client: TestClient[Any]) -> None:
     response = client.get("/stats")
     assert (response.status_code, response.json()) == (
