@@ -1,0 +1,268 @@
+"""Is an answer grounded in its passages? Pure checks, no model: what a small chat model
+invents (code, names, claims next to correct citations) must not reach the user.
+
+`check_grounding(answer, passages, question=..., min_support=...)` fails an answer when
+
+- a line of one of its fenced code blocks, or one of its inline code spans, does not occur
+  in any passage (whitespace, quote style and `>>>`/`...` prompts aside): a model that
+  writes code writes new code, and new code is what the passages cannot vouch for;
+- a name in its prose (a dotted name, a call, a dunder, snake_case, CamelCase) occurs in no
+  passage and not in the question;
+- it cites a passage number that was not given;
+- one of its sentences (of at least `MIN_SENTENCE_TOKENS` content words) has a support
+  below `min_support`: the share of its content words (stop words left out, crude suffix
+  stemming) found in one passage or the question — the passages it cites when it cites
+  some, else the best of all.
+
+`Grounding.support` is the weakest sentence's support (1.0 when no sentence is long enough
+to judge); `coverage` the share of all the answer's content words found in any passage.
+
+`extractive_answer(passage)` is the fallback: the passage's lead sentences and its first
+code block, cited `[1]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.index.identifiers import extract_identifiers
+
+__all__ = [
+    "LEAD_SENTENCES",
+    "MIN_SENTENCE_TOKENS",
+    "Grounding",
+    "check_grounding",
+    "code_blocks",
+    "content_tokens",
+    "extractive_answer",
+    "inline_code",
+    "prose",
+]
+
+#: Sentences with fewer content words ("Here is an example:") are not judged.
+MIN_SENTENCE_TOKENS = 3
+#: Sentences of the best passage that an extractive answer leads with.
+LEAD_SENTENCES = 2
+# A reason quotes at most this much of what failed.
+_QUOTE = 60
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+_INLINE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+_CAMEL = re.compile(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
+_SUFFIXES = ("ing", "ed", "es", "s", "ly", "e")
+_STOP_WORDS = frozenset(
+    """a about above after again all also an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each either few
+    for from further had has have having he her here hers him his how i if in into is it its
+    itself just may me might more most must my no nor not now of off on once only or other
+    our out over own same shall she should so some such than that the their them then there
+    these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours i'm it's that's there's let's
+    don't doesn't isn't aren't can't won't""".split()  # noqa: SIM905 (a list of 130 words)
+)
+# Words an answer uses to talk about the passages or the asker rather than the subject.
+_ANSWER_WORDS = frozenset(
+    """according answer based below code context example follow following follows here
+    like mentioned need passage passages provided question show shown use used using want
+    way""".split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grounding:
+    """The verdict on one answer: `passed`, the scores, and why it failed (one line each)."""
+
+    passed: bool
+    support: float
+    coverage: float
+    reasons: tuple[str, ...] = ()
+
+
+def code_blocks(text: str) -> list[str]:
+    """The bodies of the fenced code blocks of `text`, in order (an unclosed fence runs to
+    the end)."""
+    return [match.group(2).rstrip("\n") for match in _FENCE.finditer(text)]
+
+
+def _without_fences(text: str) -> str:
+    return _FENCE.sub("\n", text)
+
+
+def inline_code(text: str) -> list[str]:
+    """The inline code spans of `text` outside fenced blocks, without their backticks."""
+    return [match.group(2).strip() for match in _INLINE.finditer(_without_fences(text))]
+
+
+def prose(text: str) -> str:
+    """`text` without code (fenced blocks, inline spans), citations, and link targets."""
+    text = _INLINE.sub(" ", _without_fences(text))
+    text = _LINK.sub(r"\1", text)
+    return _CITATION.sub(" ", text)
+
+
+def _stem(token: str) -> str:
+    """A crude suffix stripper, the same on both sides: "generates", "generated" and
+    "generate" meet at "generat"; "running" at "run"."""
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            stem = token[: -len(suffix)]
+            if suffix in ("ing", "ed") and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+                stem = stem[:-1]
+            return stem
+    return token
+
+
+def content_tokens(text: str) -> list[str]:
+    """The content words of `text`: lower-cased, stemmed, without stop words, words about
+    the answer itself ("example", "following") and one-letter words (numbers count: an
+    invented number is an invented claim)."""
+    words = [word.removesuffix("'s") for word in _TOKEN.findall(text.translate(_QUOTES).lower())]
+    return [
+        _stem(word)
+        for word in words
+        if len(word) > 1 and word not in _STOP_WORDS and word not in _ANSWER_WORDS
+    ]
+
+
+def _normal(line: str) -> str:
+    line = " ".join(line.translate(_QUOTES).split())
+    return _PROMPT.sub("", line).strip()
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _QUOTE else flat[: _QUOTE - 1] + "…"
+
+
+def _cited(sentence_with_markers: str) -> set[int]:
+    return {
+        int(number)
+        for match in _CITATION.finditer(sentence_with_markers)
+        for number in match.group(1).split(",")
+    }
+
+
+def _names(text: str) -> list[str]:
+    """Code-like names in prose: identifiers (`service.index.identifiers`), snake_case and
+    CamelCase words."""
+    found = dict.fromkeys(extract_identifiers(text))
+    for pattern in (_SNAKE, _CAMEL):
+        found.update(dict.fromkeys(match.group(0) for match in pattern.finditer(text)))
+    return list(found)
+
+
+def _has_word(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
+def check_grounding(
+    answer: str,
+    passages: Sequence[str],
+    *,
+    question: str = "",
+    min_support: float,
+) -> Grounding:
+    """Whether `answer` is grounded in `passages` (numbered from 1, as the model saw them);
+    words of `question` count as supported, but not for code."""
+    reasons: list[str] = []
+    if not answer.strip():
+        return Grounding(passed=False, support=0.0, coverage=0.0, reasons=("the answer is empty",))
+    lines = [_normal(line) for passage in passages for line in passage.splitlines()]
+    code_text = "\n".join(line for line in lines if line)
+    for block in code_blocks(answer):
+        for line in block.splitlines():
+            normal = _normal(line)
+            if any(char.isalnum() for char in normal) and normal not in code_text:
+                reasons.append(f"code not in the passages: {_quote(normal)}")
+    for span in inline_code(answer):
+        normal = _normal(span)
+        called = normal.endswith("()") and normal[:-1] in code_text
+        if any(char.isalnum() for char in normal) and normal not in code_text and not called:
+            reasons.append(f"code not in the passages: {_quote(normal)}")
+    plain = prose(answer)
+    known = "\n".join([*passages, question]).translate(_QUOTES)
+    for name in _names(plain):
+        if not _has_word(known, name):
+            reasons.append(f"name not in the passages: {name}")
+    for number in sorted(_cited(_without_fences(answer))):
+        if not 1 <= number <= len(passages):
+            reasons.append(f"cites [{number}], but there are {len(passages)} passages")
+
+    question_tokens = set(content_tokens(question))
+    passage_tokens = [set(content_tokens(passage)) | question_tokens for passage in passages]
+    every_token = set().union(*passage_tokens) if passage_tokens else question_tokens
+    tokens = content_tokens(plain)
+    coverage = sum(token in every_token for token in tokens) / len(tokens) if tokens else 1.0
+    support = 1.0
+    for number, sentence in enumerate(_marked_sentences(answer), start=1):
+        words = content_tokens(prose(sentence))
+        if len(words) < MIN_SENTENCE_TOKENS:
+            continue
+        cited = [passage_tokens[n - 1] for n in _cited(sentence) if 1 <= n <= len(passages)]
+        pools = cited or passage_tokens or [question_tokens]
+        score = max(sum(word in pool for word in words) / len(words) for pool in pools)
+        support = min(support, score)
+        if score < min_support:
+            reasons.append(
+                f"sentence {number} has support {score:.2f} < {min_support:.2f}: "
+                f"{_quote(prose(sentence))}"
+            )
+    return Grounding(
+        passed=not reasons,
+        support=round(support, 4),
+        coverage=round(coverage, 4),
+        reasons=tuple(reasons),
+    )
+
+
+def _marked_sentences(text: str) -> list[str]:
+    """The sentences of `text` outside code, each keeping its citation markers (a marker
+    right after a sentence's full stop belongs to that sentence)."""
+    flat = _INLINE.sub(" ", _without_fences(text))
+    flat = re.sub(r"([.!?])(\s*)((?:\[\d+(?:\s*,\s*\d+)*\]\s*)+)", r"\3\1\2", flat)
+    return [part.strip() for part in _SENTENCE_BREAK.split(flat) if part.strip()]
+
+
+def extractive_answer(passage: str, *, lead_sentences: int = LEAD_SENTENCES) -> str:
+    """The fallback answer from one passage (Markdown): its first `lead_sentences` sentences
+    of prose (headings, tables and code left out; links as their text), then its first code
+    block, cited [1]. A passage with neither is quoted whole."""
+    blocks = code_blocks(passage)
+    paragraphs = [
+        " ".join(paragraph.split())
+        for paragraph in re.split(r"\n\s*\n", _without_fences(passage))
+        if paragraph.strip() and not paragraph.lstrip().startswith(("#", "|"))
+    ]
+    lead: list[str] = []
+    for paragraph in paragraphs:
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*])", _LINK.sub(r"\1", paragraph)):
+            if len(lead) < lead_sentences and sentence.strip():
+                lead.append(sentence.strip())
+    parts: list[str] = [" ".join(lead) + " [1]"] if lead else []
+    if blocks:
+        fence = "```"
+        while fence in blocks[0]:
+            fence += "`"
+        parts.append(f"{fence}{_fence_language(passage)}\n{blocks[0]}\n{fence}")
+    elif not lead:
+        parts.append(passage.strip())
+    if not lead:  # on a line of its own: after a code block or a table
+        parts.append("[1]")
+    return "\n\n".join(parts)
+
+
+def _fence_language(passage: str) -> str:
+    match = _FENCE.search(passage)
+    if match is None:
+        return ""
+    opening = match.group(0).splitlines()[0].strip()
+    return opening.lstrip("`~").strip()
