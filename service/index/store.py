@@ -76,7 +76,9 @@ _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 
 #: What a search hit shows of an original.
 # "summary" is the attached summary's text (empty while pending or filtered out).
-ORIGINAL_HIT_PROPERTIES = ["content", "source", "title", "headers", "chunk_index", "summary"]
+ORIGINAL_HIT_PROPERTIES = [
+    "content", "source", "title", "headers", "chunk_index", "summary", "page_start", "page_end",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -140,6 +140,9 @@ class Hit:
     leg: str  # "summaries", "originals" or "fused"
     distance: float | None = None  # cosine distance of the matched object to the query
     scores: dict[str, float] = field(default_factory=dict)  # per-leg scores (explain)
+    # The PDF pages the chunk spans (None for other sources).
+    page_start: int | None = None
+    page_end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (per-leg scores only when present)."""
@@ -158,6 +161,8 @@ class Hit:
             data["distance"] = round(self.distance, 6)
         if self.scores:
             data["scores"] = {leg: round(value, 6) for leg, value in self.scores.items()}
+        if self.page_start is not None:
+            data["page_start"], data["page_end"] = self.page_start, self.page_end
         return data
 
 
@@ -333,7 +338,13 @@ def _hit(
         leg=leg,
         distance=distance,
         scores=scores,
+        page_start=_page(properties.get("page_start")),
+        page_end=_page(properties.get("page_end")),
     )
+
+
+def _page(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _keyword_query(query: str) -> str:
