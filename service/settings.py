@@ -69,9 +69,15 @@ class Settings:
     collection_prefix: str = ""
 
     chat_model: str = "smollm2-135m-instruct"
-    # The chat model's context window, the same for summaries and answers: Ollama loads a
+    # The model that writes answers; empty: the chat model. An answer is one call where an
+    # ingest makes thousands of summaries, so a larger model can be worth it here alone.
+    # Ollama keeps it loaded beside the chat model (the local stack allows 3 models).
+    answer_model: str = ""
+    # The chat models' context window, the same for summaries and answers: Ollama loads a
     # model once per context size, so two sizes would make answers wait for a running
-    # ingest's summaries (or reload the model back and forth).
+    # ingest's summaries (or reload the model back and forth). A separate answer model is
+    # loaded once too, at this size: the prompt of an answer (k passages of up to
+    # max_tokens each, plus answer_max_tokens) must fit in it.
     chat_context_tokens: int = 4096
     embedding_model: str = "all-minilm-l6-v2"
 
@@ -132,6 +138,10 @@ class Settings:
     # (a proper noun such as "Go", an acronym, a code identifier) that none of the
     # retrieved passages mention (service/query/answer.py, `missing_terms`).
     answer_term_check: bool = True
+    # The grounding check of a generated answer (service/query/grounding.py): each sentence
+    # needs at least this share of its content words in a passage it cites (or the best
+    # passage), or the answer is replaced by the extractive one. Measured in docs/answers.md.
+    answer_min_support: float = 0.6
 
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"
@@ -275,6 +285,11 @@ class Settings:
     def uses_local_weaviate(self) -> bool:
         """True when no external Weaviate is configured."""
         return not self.weaviate_url
+
+    @property
+    def resolved_answer_model(self) -> str:
+        """The model that writes answers: `answer_model`, else the chat model."""
+        return self.answer_model or self.chat_model
 
     @property
     def uses_local_ollama(self) -> bool:

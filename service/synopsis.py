@@ -10,7 +10,7 @@ The CLI, the LangChain retriever and the HTTP API all go through this object:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -92,8 +92,9 @@ class Synopsis:
 
             self._answerer = Answerer(
                 answer_model(self.settings),
-                model_name=self.settings.chat_model,
+                model_name=self.settings.resolved_answer_model,
                 term_check=self.settings.answer_term_check,
+                min_support=self.settings.answer_min_support,
             )
         return self._answerer
 
@@ -246,12 +247,30 @@ class Synopsis:
         return await self.searcher.asearch(request)
 
     def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
-        """Retrieve, then answer from the retrieved originals only, with citations."""
-        search = request or search_request(
+        """Retrieve, then answer from the retrieved originals only, with citations; the
+        reply is checked against them (`service.query.answer`)."""
+        hits = self.search(self._ask_request(question, request))
+        return self.answerer.answer(question, hits)
+
+    def ask_stream(
+        self, question: str, request: SearchRequest | None = None
+    ) -> Iterator[str | Answer]:
+        """`ask`, streamed: retrieval runs now (its errors are raised here); the iterator
+        yields the reply's tokens, then the checked `Answer` (`Answerer.stream`)."""
+        hits = self.search(self._ask_request(question, request))
+        return self.answerer.stream(question, hits)
+
+    async def aask_stream(
+        self, question: str, request: SearchRequest | None = None
+    ) -> AsyncIterator[str | Answer]:
+        """Async `ask_stream` (`Answerer.astream`: closing the iterator stops the model)."""
+        hits = await self.asearch(self._ask_request(question, request))
+        return self.answerer.astream(question, hits)
+
+    def _ask_request(self, question: str, request: SearchRequest | None) -> SearchRequest:
+        return request or search_request(
             self.settings, question, max_vector_distance=self.settings.answer_max_vector_distance
         )
-        hits = self.search(search)
-        return self.answerer.answer(question, hits)
 
     def sources(self) -> list[SourceRecord]:
         """Every ingested source."""

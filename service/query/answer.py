@@ -5,25 +5,55 @@ relevance gate, or the question names something that no retrieved passage mentio
 (`missing_terms`). The second exists because embeddings place "a Go script that prints
 1 to 30" as close to the Python tutorial's `range()` section as the same question about
 Python, and a small chat model answers from whatever context it is given.
+
+The model's reply is then checked against the passages (`service.query.grounding`): a
+small model writes code and claims that no passage holds, next to correct citations. A
+reply that fails the check is not shown as the answer; the best (first) passage's lead
+sentences and code block are, cited [1]. `Answer.kind` says which the text is:
+
+- `generated`: the model's reply, which passed the check;
+- `extractive`: the fallback, quoted from the first passage (the reply is kept in `draft`);
+- `refusal`: "I don't know" — from the gate or `missing_terms` without a model call, or
+  the model's own reply.
+
+`Answerer.stream` / `astream` yield the reply's tokens as the model writes them, then the
+checked `Answer`; the tokens are a draft that the final answer may replace.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from contextlib import aclosing, closing
 from dataclasses import dataclass, field
+from typing import Literal, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, BaseMessageChunk, HumanMessage, SystemMessage
 from langchain_ollama import ChatOllama
 
 from service.connections import close_ollama_clients, ollama_chat
 from service.errors import ModelError
 from service.index.identifiers import extract_identifiers
+from service.query.grounding import Grounding, check_grounding, extractive_answer
 from service.query.search import Hit
 from service.settings import Settings
 
-__all__ = ["DONT_KNOW", "Answer", "Answerer", "answer_model", "missing_terms", "named_terms"]
+__all__ = [
+    "ANSWER_KINDS",
+    "DONT_KNOW",
+    "Answer",
+    "AnswerKind",
+    "Answerer",
+    "answer_model",
+    "missing_terms",
+    "named_terms",
+    "passage_text",
+]
+
+AnswerKind = Literal["generated", "extractive", "refusal"]
+#: What an answer's text is: the checked reply, the extractive fallback, "I don't know".
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("generated", "extractive", "refusal")
 
 DONT_KNOW = "I don't know based on the provided context."
 
@@ -38,26 +68,44 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.\-]*")
 _SENTENCE_END = re.compile(r"[.?!:;]\s*$")
 _TEMPLATE_ENDS = ("<|im_end|>", "<|im_start|>")
 _PRONOUNS = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
+_REFUSAL = re.compile(r"^\W*i\s+don['\u2019]?t\s+know\b", re.IGNORECASE)
 
 
 def answer_model(settings: Settings) -> ChatOllama:
-    """The configured chat model set up for answers: deterministic, up to
-    `answer_max_tokens`, stopped only by the chat template's end tokens."""
-    return ollama_chat(settings, max_tokens=settings.answer_max_tokens, stop=_TEMPLATE_ENDS)
+    """The answer model (`answer_model`, else the chat model) set up for answers:
+    deterministic, up to `answer_max_tokens`, stopped only by the chat template's end
+    tokens."""
+    return ollama_chat(
+        settings,
+        max_tokens=settings.answer_max_tokens,
+        stop=_TEMPLATE_ENDS,
+        model=settings.resolved_answer_model,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
 class Answer:
     """An answer and the originals it may cite ([1] is `citations[0]`).
 
-    `missing_terms` lists what the question names that no retrieved passage mentions;
-    when it is not empty the answer is "I don't know" and the model was not called.
+    `kind` says what `text` is (module docstring). `missing_terms` lists what the
+    question names that no retrieved passage mentions; when it is not empty the answer
+    is "I don't know" and the model was not called. `grounding` is the check of the
+    model's reply (None when there was no reply to check); `draft` is that reply when
+    the extractive answer replaced it.
     """
 
     text: str
     citations: list[Hit]
     llm_called: bool
+    kind: AnswerKind
     missing_terms: list[str] = field(default_factory=list)
+    grounding: Grounding | None = None
+    draft: str | None = None
+
+    @property
+    def support(self) -> float | None:
+        """The reply's grounding support (the weakest sentence's), if it was checked."""
+        return None if self.grounding is None else self.grounding.support
 
 
 def named_terms(question: str) -> list[str]:
@@ -95,6 +143,12 @@ def _mentions(text: str, term: str) -> bool:
     return re.search(pattern, text, 0 if exact_case else re.IGNORECASE) is not None
 
 
+def passage_text(hit: Hit) -> str:
+    """One passage as the model is shown it (without its number): where it is, then the
+    chunk."""
+    return f"{hit.source} § {' > '.join(hit.headers)}\n{hit.content}"
+
+
 def missing_terms(question: str, hits: Sequence[Hit]) -> list[str]:
     """The terms `question` names that no hit's source, title, headers or content mention."""
     context = "\n".join(
@@ -104,34 +158,140 @@ def missing_terms(question: str, hits: Sequence[Hit]) -> list[str]:
 
 
 class Answerer:
-    """Answers questions from retrieved hits with a chat model."""
+    """Answers questions from retrieved hits with a chat model, checking each reply
+    against the passages (`min_support`: see `service.query.grounding`)."""
 
-    def __init__(self, model: BaseChatModel, *, model_name: str, term_check: bool = True) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        model_name: str,
+        term_check: bool = True,
+        min_support: float = Settings.answer_min_support,
+    ) -> None:
         self._model = model
         self.model_name = model_name
         self.term_check = term_check
+        self.min_support = min_support
 
     def close(self) -> None:
         """Close the chat model's HTTP clients."""
         close_ollama_clients(self._model)
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Answer:
-        """Answer `question` from `hits`; without relevant hits, say so without the model."""
+    def refusal(self, question: str, hits: Sequence[Hit]) -> Answer | None:
+        """The "I don't know" answer that needs no model call, if one applies: no relevant
+        hits, or the question names what no hit mentions."""
         if not hits:
-            return Answer(text=DONT_KNOW, citations=[], llm_called=False)
+            return Answer(text=DONT_KNOW, citations=[], llm_called=False, kind="refusal")
         missing = missing_terms(question, hits) if self.term_check else []
         if missing:
-            return Answer(text=DONT_KNOW, citations=[], llm_called=False, missing_terms=missing)
+            return Answer(
+                text=DONT_KNOW,
+                citations=[],
+                llm_called=False,
+                kind="refusal",
+                missing_terms=missing,
+            )
+        return None
+
+    def messages(self, question: str, hits: Sequence[Hit]) -> list[BaseMessage]:
+        """The prompt: the numbered passages, then the question."""
         context = "\n\n".join(
-            f"[{number}] {hit.source} § {' > '.join(hit.headers)}\n{hit.content}"
-            for number, hit in enumerate(hits, start=1)
+            f"[{number}] {passage_text(hit)}" for number, hit in enumerate(hits, start=1)
         )
-        messages = [
+        return [
             SystemMessage(content=_SYSTEM),
             HumanMessage(content=f"Context:\n{context}\n\nQuestion: {question}\nAnswer:"),
         ]
+
+    def finish(self, question: str, hits: Sequence[Hit], reply: str) -> Answer:
+        """The answer to show for the model's `reply`: the reply if it passes the grounding
+        check, the extractive answer if not, "I don't know" if the model said so."""
+        text = reply.strip()
+        if _REFUSAL.match(text):
+            return Answer(text=DONT_KNOW, citations=[], llm_called=True, kind="refusal")
+        grounding = check_grounding(
+            text,
+            [passage_text(hit) for hit in hits],
+            question=question,
+            min_support=self.min_support,
+        )
+        if grounding.passed:
+            return Answer(
+                text=text,
+                citations=list(hits),
+                llm_called=True,
+                kind="generated",
+                grounding=grounding,
+            )
+        return Answer(
+            text=extractive_answer(hits[0].content),
+            citations=[hits[0]],
+            llm_called=True,
+            kind="extractive",
+            grounding=grounding,
+            draft=text,
+        )
+
+    def reply(self, question: str, hits: Sequence[Hit]) -> str:
+        """The model's unchecked reply to `question` over `hits` (one call)."""
         try:
-            reply = self._model.invoke(messages)
+            message = self._model.invoke(self.messages(question, hits))
         except Exception as exc:
-            raise ModelError(f"answering with {self.model_name!r} failed: {exc}") from exc
-        return Answer(text=str(reply.content).strip(), citations=list(hits), llm_called=True)
+            raise self._error(exc) from exc
+        return str(message.content)
+
+    def answer(self, question: str, hits: Sequence[Hit]) -> Answer:
+        """Answer `question` from `hits`; without relevant hits, say so without the model."""
+        refused = self.refusal(question, hits)
+        if refused is not None:
+            return refused
+        return self.finish(question, hits, self.reply(question, hits))
+
+    def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
+        """`answer`, token by token: every item is a piece of the model's reply (or the
+        one line of a refusal without the model) except the last, the checked `Answer`,
+        whose text replaces the tokens when it is not `generated`."""
+        refused = self.refusal(question, hits)
+        if refused is not None:
+            yield refused.text
+            yield refused
+            return
+        pieces: list[str] = []
+        messages = self.messages(question, hits)
+        try:
+            stream = cast(Generator[BaseMessageChunk], self._model.stream(messages))
+            with closing(stream) as chunks:
+                for chunk in chunks:
+                    if piece := str(chunk.content):
+                        pieces.append(piece)
+                        yield piece
+        except Exception as exc:
+            raise self._error(exc) from exc
+        yield self.finish(question, hits, "".join(pieces))
+
+    async def astream(self, question: str, hits: Sequence[Hit]) -> AsyncIterator[str | Answer]:
+        """Async `stream`. Closing the iterator (or cancelling its task, as a client's
+        disconnect does) stops the model's stream, and so the generation."""
+        refused = self.refusal(question, hits)
+        if refused is not None:
+            yield refused.text
+            yield refused
+            return
+        pieces: list[str] = []
+        messages = self.messages(question, hits)
+        try:
+            # Closed at once when the consumer stops, not when the garbage collector runs:
+            # closing the model's stream closes its HTTP response, and Ollama stops.
+            astream = cast(AsyncGenerator[BaseMessageChunk], self._model.astream(messages))
+            async with aclosing(astream) as chunks:
+                async for chunk in chunks:
+                    if piece := str(chunk.content):
+                        pieces.append(piece)
+                        yield piece
+        except Exception as exc:
+            raise self._error(exc) from exc
+        yield self.finish(question, hits, "".join(pieces))
+
+    def _error(self, exc: Exception) -> ModelError:
+        return ModelError(f"answering with {self.model_name!r} failed: {exc}")

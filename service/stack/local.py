@@ -131,7 +131,15 @@ class LocalStack:
                 ensure_models(
                     self.settings,
                     client,
-                    [self.settings.chat_model, self.settings.embedding_model],
+                    list(
+                        dict.fromkeys(
+                            [
+                                self.settings.chat_model,
+                                self.settings.resolved_answer_model,
+                                self.settings.embedding_model,
+                            ]
+                        )
+                    ),
                     self._progress,
                 )
         return self.status()

@@ -1,7 +1,10 @@
-"""Grounded answers (unit): the prompt, citations, and "I don't know" without a model call."""
+"""Grounded answers (unit): the prompt, citations, "I don't know" without a model call, the
+grounding check's verdict and the extractive fallback, and streaming."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from typing import Any
 
 import ollama
@@ -13,7 +16,9 @@ from pydantic import Field
 
 from service.errors import ModelError
 from service.query.answer import DONT_KNOW, Answer, Answerer, missing_terms, named_terms
+from service.query.grounding import Grounding
 from service.query.search import Hit
+from tests.service.query.chat_models import ScriptedStreamModel
 
 
 class RecordingChatModel(BaseChatModel):
@@ -63,7 +68,7 @@ HITS = [
 def test_no_hits_is_dont_know_without_calling_the_model() -> None:
     model = RecordingChatModel(error=AssertionError("the model must not be called"))
     answer = Answerer(model, model_name="fake").answer("How do I print 1 to 30 in Go?", [])
-    assert (answer.text, answer.citations, answer.llm_called) == (DONT_KNOW, [], False)
+    assert answer == Answer(text=DONT_KNOW, citations=[], llm_called=False, kind="refusal")
     assert model.prompts == []
 
 
@@ -71,10 +76,12 @@ def test_answer_cites_numbered_passages() -> None:
     model = RecordingChatModel(reply="  Use range(1, 31) [1].\n")
     answer = Answerer(model, model_name="fake").answer("How do I count to 30?", HITS)
 
-    assert (answer.text, answer.citations, answer.llm_called) == (
-        "Use range(1, 31) [1].",
-        HITS,
-        True,
+    assert answer == Answer(
+        text="Use range(1, 31) [1].",
+        citations=HITS,
+        llm_called=True,
+        kind="generated",
+        grounding=Grounding(passed=True, support=1.0, coverage=0.5),
     )
     [[system, human]] = model.prompts
     assert DONT_KNOW in str(system.content)
@@ -152,7 +159,9 @@ def test_a_question_naming_what_no_passage_mentions_is_dont_know_without_the_mod
     answer = Answerer(model, model_name="fake").answer(
         "I want to write a Go script that prints numbers from 1 to 30.", HITS
     )
-    assert answer == Answer(text=DONT_KNOW, citations=[], llm_called=False, missing_terms=["Go"])
+    assert answer == Answer(
+        text=DONT_KNOW, citations=[], llm_called=False, kind="refusal", missing_terms=["Go"]
+    )
     assert model.prompts == []
 
 
@@ -161,3 +170,132 @@ def test_the_term_check_can_be_turned_off() -> None:
     answerer = Answerer(model, model_name="fake", term_check=False)
     answer = answerer.answer("I want to write a Go script that prints 1 to 30.", HITS)
     assert (answer.llm_called, answer.missing_terms) == (True, [])
+
+
+# -- the grounding check and the extractive fallback ---------------------------------------
+
+INVENTED = "Print them like this [1]:\n```python\nprint(['1,2;48679;FooBar', 1,2])\n```"
+
+
+def test_a_reply_that_fails_the_check_is_replaced_by_the_extractive_answer() -> None:
+    model = RecordingChatModel(reply=INVENTED)
+    best = dataclasses.replace(
+        HITS[0],
+        content="It generates progressions.\n\n```python\nfor i in range(5):\n    print(i)\n```",
+    )
+    answer = Answerer(model, model_name="fake").answer("How do I count to 30?", [best, *HITS])
+    assert answer == Answer(
+        text="It generates progressions. [1]\n\n```python\nfor i in range(5):\n    print(i)\n```",
+        citations=[best],
+        llm_called=True,
+        kind="extractive",
+        grounding=Grounding(
+            passed=False,
+            support=1.0,
+            coverage=1.0,
+            reasons=("code not in the passages: print(['1,2;48679;FooBar', 1,2])",),
+        ),
+        draft=INVENTED,
+    )
+    # Only the first passage is quoted.
+    assert Answerer(model, model_name="fake").answer("count?", HITS[::-1]).text == (
+        "Python's for statement iterates over the items of any sequence. [1]"
+    )
+
+
+def test_the_threshold_comes_from_the_answerer() -> None:
+    reply = "Python's for statement iterates over anything at all, even numbers [2]."
+    lenient = Answerer(RecordingChatModel(reply=reply), model_name="fake", min_support=0.5)
+    strict = Answerer(RecordingChatModel(reply=reply), model_name="fake", min_support=0.9)
+    assert lenient.answer("loops?", HITS).kind == "generated"
+    assert strict.answer("loops?", HITS).kind == "extractive"
+
+
+@pytest.mark.parametrize("reply", [DONT_KNOW, "I don't know.", " i dont know what [1] says"])
+def test_the_models_own_i_dont_know_is_a_refusal(reply: str) -> None:
+    answer = Answerer(RecordingChatModel(reply=reply), model_name="fake").answer("q?", HITS)
+    assert answer == Answer(text=DONT_KNOW, citations=[], llm_called=True, kind="refusal")
+
+
+# -- streaming ---------------------------------------------------------------------------
+
+TOKENS = ["Use", " ", "range(5)", " ", "to", " ", "count", " ", "[1]."]
+
+
+def test_stream_yields_the_tokens_then_the_checked_answer() -> None:
+    model = ScriptedStreamModel(tokens=TOKENS)
+    items = list(Answerer(model, model_name="fake").stream("How do I count?", HITS))
+    assert items[:-1] == TOKENS
+    assert items[-1] == Answer(
+        text="Use range(5) to count [1].",
+        citations=HITS,
+        llm_called=True,
+        kind="generated",
+        grounding=Grounding(passed=True, support=1.0, coverage=1.0),
+    )
+    assert (model.calls, model.finished) == (1, True)
+
+
+def test_a_streamed_reply_that_fails_the_check_ends_with_the_extractive_answer() -> None:
+    model = ScriptedStreamModel(tokens=[INVENTED[:10], INVENTED[10:]])
+    *tokens, answer = Answerer(model, model_name="fake").stream("How do I count?", HITS)
+    assert "".join(tokens) == INVENTED  # type: ignore[arg-type]
+    assert isinstance(answer, Answer)
+    assert (answer.kind, answer.draft, answer.citations) == ("extractive", INVENTED, [HITS[0]])
+
+
+@pytest.mark.parametrize(
+    ("question", "hits", "missing"),
+    [("How do I count?", [], []), ("Count in Go?", HITS, ["Go"])],
+)
+def test_a_refusal_streams_its_one_line_without_the_model(
+    question: str, hits: list[Hit], missing: list[str]
+) -> None:
+    model = ScriptedStreamModel(tokens=TOKENS)
+    answerer = Answerer(model, model_name="fake")
+    refusal = Answer(
+        text=DONT_KNOW, citations=[], llm_called=False, kind="refusal", missing_terms=missing
+    )
+    assert list(answerer.stream(question, hits)) == [DONT_KNOW, refusal]
+
+    async def collect() -> list[str | Answer]:
+        return [item async for item in answerer.astream(question, hits)]
+
+    assert asyncio.run(collect()) == [DONT_KNOW, refusal]
+    assert model.calls == 0
+
+
+def test_astream_yields_the_same_as_stream() -> None:
+    answerer = Answerer(ScriptedStreamModel(tokens=TOKENS), model_name="fake")
+
+    async def collect() -> list[str | Answer]:
+        return [item async for item in answerer.astream("How do I count?", HITS)]
+
+    assert asyncio.run(collect()) == list(answerer.stream("How do I count?", HITS))
+
+
+def test_closing_the_stream_early_stops_the_model() -> None:
+    model = ScriptedStreamModel(tokens=["x "] * 1000)
+    stream = Answerer(model, model_name="fake").stream("How do I count?", HITS)
+    assert [next(stream), next(stream)] == ["x ", "x "]
+    stream.close()  # type: ignore[attr-defined]
+    assert (model.produced, model.closed, model.finished) == (2, True, False)
+
+
+def test_closing_the_async_stream_early_stops_the_model() -> None:
+    model = ScriptedStreamModel(tokens=["x "] * 1000, delay=0.001)
+
+    async def two_tokens() -> list[str | Answer]:
+        stream = Answerer(model, model_name="fake").astream("How do I count?", HITS)
+        first = [await anext(stream), await anext(stream)]
+        await stream.aclose()  # type: ignore[attr-defined]
+        return first
+
+    assert asyncio.run(two_tokens()) == ["x ", "x "]
+    assert (model.produced, model.closed, model.finished) == (2, True, False)
+
+
+def test_a_model_failure_while_streaming_is_a_model_error() -> None:
+    model = RecordingChatModel(error=ollama.ResponseError("model not loaded", 500))
+    with pytest.raises(ModelError):
+        list(Answerer(model, model_name="fake").stream("How do I count?", HITS))
