@@ -7,21 +7,28 @@ calls (Weaviate reads, the chat model) run in worker threads so the event loop s
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from typing import Annotated, Any, cast
 
 import httpx
+import msgspec
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, QueryParameter, SkipValidation
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from service.edges.api.exceptions import RETRY_AFTER_SECONDS
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
 from service.edges.api.schemas import (
+    AnswerToken,
+    AskDone,
     AskRequestBody,
     AskResponse,
     DeletedSource,
@@ -33,6 +40,7 @@ from service.edges.api.schemas import (
 )
 from service.edges.api.security import require_read, require_write
 from service.errors import EmbeddingMismatchError
+from service.query.answer import Answer
 from service.synopsis import Synopsis
 
 __all__ = [
@@ -198,14 +206,81 @@ class AskController(Controller):
         operation_id="ask",
         summary="Answer a question from the indexed documents",
         status_code=HTTP_200_OK,
-        sync_to_thread=True,
     )
-    def ask(self, data: JSONBody[AskRequestBody], synopsis: SynopsisDependency) -> AskResponse:
-        """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`."""
+    async def ask(
+        self,
+        data: JSONBody[AskRequestBody],
+        synopsis: SynopsisDependency,
+        request: Request[Any, Any, Any],
+    ) -> AskResponse | ServerSentEvent:
+        """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`.
+
+        The model's reply is checked against the passages; when the check fails the answer
+        is the best passage's lead sentences and code block instead (`kind`: generated,
+        extractive or refusal).
+
+        With `"stream": true` the answer comes as server-sent events (`text/event-stream`),
+        each event's data one JSON value:
+
+        1. `token` — `{"text": ...}`, a piece of the model's reply as it is written (a
+           refusal without the model: its one line). The tokens are a draft: the reply
+           is checked only once it is complete.
+        2. `citations` — a list of hits, as `citations` in the JSON answer: what the final
+           answer cites.
+        3. `done` — the checked answer (`AskDone`): `answer`, `kind`, `support`,
+           `grounding`, `llm_called`, `missing_terms`, and `replaced`: when true the
+           client replaces the streamed text with `answer` (an extractive answer).
+
+        A model failure after the stream began is one `error` event (an `ErrorBody`) in
+        place of `citations` and `done`; a request that fails before (limits, retrieval)
+        gets an ordinary error response. A client that disconnects stops the generation.
+        """
         check_answer_limits(data.question, data.k, synopsis.settings)
-        answer = synopsis.ask(data.question, data.to_request(synopsis.settings))
+        search = data.to_request(synopsis.settings)
+        if data.stream:
+            events = await synopsis.aask_stream(data.question, search)
+            return _EventStream(_answer_events(events, request))
+        answer = await asyncio.to_thread(synopsis.ask, data.question, search)
         record_answer(answer)
         return AskResponse.from_answer(answer)
+
+
+class _EventStream(ServerSentEvent):
+    """A `ServerSentEvent` that keeps its `text/event-stream` type: Litestar's streaming
+    responses take the route's media type (here JSON, the non-streamed answer's) first."""
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> ASGIResponse:
+        kwargs["media_type"] = self.media_type
+        return super().to_asgi_response(*args, **kwargs)
+
+
+def _event(event: str, value: msgspec.Struct | list[SearchHit]) -> ServerSentEventMessage:
+    return ServerSentEventMessage(event=event, data=msgspec.json.encode(value).decode())
+
+
+async def _answer_events(
+    events: AsyncIterator[str | Answer], request: Request[Any, Any, Any]
+) -> AsyncIterator[ServerSentEventMessage]:
+    """The server-sent events of a streamed answer (`AskController.ask`)."""
+    # The app imports this module; its one error mapping is imported when first needed.
+    from service.edges.api.app import synopsis_error_handler  # noqa: PLC0415
+
+    streamed: list[str] = []
+    # A disconnect cancels this generator's task; closing `events` then closes the
+    # model's stream, which stops the generation.
+    async with aclosing(cast(AsyncGenerator[str | Answer], events)) as items:
+        try:
+            async for item in items:
+                if isinstance(item, str):
+                    streamed.append(item)
+                    yield _event("token", AnswerToken(text=item))
+                    continue
+                record_answer(item)
+                yield _event("citations", [SearchHit.from_hit(hit) for hit in item.citations])
+                yield _event("done", AskDone.from_answer(item, streamed="".join(streamed)))
+        except Exception as exc:  # the response has begun: the error can only be an event
+            body = synopsis_error_handler(request, exc).content
+            yield _event("error", body)
 
 
 class SourceController(Controller):

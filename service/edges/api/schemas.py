@@ -8,12 +8,14 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from service.index.records import SourceRecord
-from service.query.answer import Answer
+from service.query.answer import Answer, AnswerKind
 from service.query.modes import Mode
 from service.query.search import Hit, SearchRequest, search_request
 from service.settings import Settings
 
 __all__ = [
+    "AnswerToken",
+    "AskDone",
     "AskRequestBody",
     "AskResponse",
     "DeletedSource",
@@ -97,6 +99,9 @@ class SearchHit(msgspec.Struct, kw_only=True):
     leg: str
     distance: float | None = None
     scores: dict[str, float] = msgspec.field(default_factory=dict)
+    # The PDF pages the chunk spans (null for other sources).
+    page_start: int | None = None
+    page_end: int | None = None
 
     @classmethod
     def from_hit(cls, hit: Hit) -> SearchHit:
@@ -110,6 +115,8 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     question: Text
     k: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
     max_vector_distance: Distance | None = None
+    # Server-sent events instead of one JSON body (`POST /ask`'s description).
+    stream: bool = False
 
     def to_request(self, settings: Settings) -> SearchRequest:
         """The search that retrieves the passages the answer may use."""
@@ -125,6 +132,26 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         )
 
 
+AnswerKindField = Annotated[
+    AnswerKind,
+    msgspec.Meta(
+        description="generated: the model's reply, which passed the grounding check; "
+        "extractive: the best passage's lead sentences and code block, because the reply "
+        'failed it; refusal: "I don\'t know".'
+    ),
+]
+Support = Annotated[
+    float | None,
+    msgspec.Meta(
+        description="Grounding support of the model's reply: the weakest sentence's share "
+        "of content words found in a passage (null when no reply was checked)."
+    ),
+]
+GroundingReasons = Annotated[
+    list[str], msgspec.Meta(description="Why the reply failed the grounding check.")
+]
+
+
 class AskResponse(msgspec.Struct, kw_only=True):
     """The answer; `[n]` in it cites `citations[n - 1]`."""
 
@@ -133,6 +160,9 @@ class AskResponse(msgspec.Struct, kw_only=True):
     llm_called: bool
     # What the question names that no retrieved passage mentions (then "I don't know").
     missing_terms: list[str]
+    kind: AnswerKindField
+    support: Support = None
+    grounding: GroundingReasons = msgspec.field(default_factory=list)
 
     @classmethod
     def from_answer(cls, answer: Answer) -> AskResponse:
@@ -142,7 +172,44 @@ class AskResponse(msgspec.Struct, kw_only=True):
             citations=[SearchHit.from_hit(hit) for hit in answer.citations],
             llm_called=answer.llm_called,
             missing_terms=list(answer.missing_terms),
+            **_verdict(answer),
         )
+
+
+class AnswerToken(msgspec.Struct, kw_only=True):
+    """A `token` event of a streamed answer: a piece of the model's reply."""
+
+    text: str
+
+
+class AskDone(msgspec.Struct, kw_only=True):
+    """The `done` event of a streamed answer: the checked answer, without its citations
+    (the `citations` event before it has them). `replaced`: `answer` differs from the
+    streamed tokens, which the client replaces with it."""
+
+    answer: str
+    replaced: bool
+    llm_called: bool
+    missing_terms: list[str]
+    kind: AnswerKindField
+    support: Support = None
+    grounding: GroundingReasons = msgspec.field(default_factory=list)
+
+    @classmethod
+    def from_answer(cls, answer: Answer, *, streamed: str) -> AskDone:
+        """The `done` event of `answer`, whose tokens made `streamed`."""
+        return cls(
+            answer=answer.text,
+            replaced=answer.text != streamed.strip(),
+            llm_called=answer.llm_called,
+            missing_terms=list(answer.missing_terms),
+            **_verdict(answer),
+        )
+
+
+def _verdict(answer: Answer) -> dict[str, Any]:
+    reasons = list(answer.grounding.reasons) if answer.grounding is not None else []
+    return {"kind": answer.kind, "support": answer.support, "grounding": reasons}
 
 
 class SourceItem(msgspec.Struct, kw_only=True):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import ollama
 import pytest
-from litestar.testing import TestClient
+from litestar.testing import AsyncTestClient, TestClient
 
 from service.edges.api import create_app
 from service.errors import (
@@ -26,10 +29,12 @@ from service.errors import (
     SynopsisError,
 )
 from service.index.records import SourceRecord
-from service.query.answer import Answer
+from service.query.answer import DONT_KNOW, Answer, Answerer
+from service.query.grounding import Grounding
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
+from tests.service.query.chat_models import ScriptedStreamModel
 
 HIT = Hit(
     id="00000000-0000-0000-0000-000000000001",
@@ -56,6 +61,8 @@ HIT_JSON = {
     "leg": "summaries",
     "distance": 0.25,
     "scores": {"summaries": 0.9},
+    "page_start": None,
+    "page_end": None,
 }
 RECORD = SourceRecord(
     source="docs/tutorial.md",
@@ -89,6 +96,8 @@ class FakeSynopsis:
         self.requests: list[SearchRequest] = []
         self.calls: list[str] = []
         self.closed = False
+        # What a streamed answer's model writes (a real Answerer streams it).
+        self.model = ScriptedStreamModel(tokens=["Use", " ", "range(3)", " ", "[1]."])
 
     def weaviate_ready(self) -> bool:
         return self.ready
@@ -113,7 +122,21 @@ class FakeSynopsis:
         assert request is not None
         self.requests.append(request)
         self._call("ask")
-        return Answer(text=f"{question}: use range() [1]", citations=[HIT], llm_called=True)
+        return Answer(
+            text=f"{question}: use range() [1]",
+            citations=[HIT],
+            llm_called=True,
+            kind="generated",
+            grounding=Grounding(passed=True, support=1.0, coverage=1.0),
+        )
+
+    async def aask_stream(
+        self, question: str, request: SearchRequest | None = None
+    ) -> AsyncIterator[str | Answer]:
+        assert request is not None
+        self.requests.append(request)
+        self._call("aask_stream")
+        return Answerer(self.model, model_name="fake").astream(question, [HIT])
 
     def sources(self) -> list[SourceRecord]:
         self._call("sources")
@@ -321,6 +344,9 @@ def test_ask(client: TestClient[Any], fake: FakeSynopsis) -> None:
             "citations": [HIT_JSON],
             "llm_called": True,
             "missing_terms": [],
+            "kind": "generated",
+            "support": 1.0,
+            "grounding": [],
         },
     )
     assert fake.requests == [
@@ -344,6 +370,174 @@ def test_ask_validation_errors_are_400(
     response = client.post("/ask", json=body)
     assert (response.status_code, response.json()["status_code"]) == (400, 400)
     assert fake.calls == []
+
+
+# -- ask, streamed -------------------------------------------------------------------------
+
+
+def _events(body: str) -> list[tuple[str, Any]]:
+    """The (event, JSON data) pairs of a text/event-stream body."""
+    events = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        if not block.strip():
+            continue
+        fields: dict[str, list[str]] = {}
+        for line in block.split("\n"):
+            name, _, value = line.partition(": ")
+            fields.setdefault(name, []).append(value)
+        events.append((fields["event"][0], json.loads("\n".join(fields["data"]))))
+    return events
+
+
+def _done(**changes: Any) -> dict[str, Any]:
+    done = {
+        "answer": "Use range(3) [1].",
+        "replaced": False,
+        "llm_called": True,
+        "missing_terms": [],
+        "kind": "generated",
+        "support": 1.0,
+        "grounding": [],
+    }
+    return {**done, **changes}
+
+
+def test_a_streamed_answer_is_tokens_then_citations_then_done(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
+    response = client.post("/ask", json={"question": "How do I loop?", "k": 2, "stream": True})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-request-id"]
+    assert _events(response.text) == [
+        ("token", {"text": "Use"}),
+        ("token", {"text": " "}),
+        ("token", {"text": "range(3)"}),
+        ("token", {"text": " "}),
+        ("token", {"text": "[1]."}),
+        ("citations", [HIT_JSON]),
+        ("done", _done()),
+    ]
+    assert fake.requests == [
+        SearchRequest(query="How do I loop?", k=2, alpha=0.3, max_vector_distance=0.7)
+    ]
+    assert (fake.model.calls, fake.model.finished) == (1, True)
+
+
+def test_a_streamed_reply_that_fails_the_check_is_replaced(fake: FakeSynopsis) -> None:
+    fake.model = ScriptedStreamModel(tokens=["Run ", "`seq 1 30` [1]."])
+    with _client(fake) as client:
+        response = client.post("/ask", json={"question": "How do I loop?", "stream": True})
+    *tokens, citations, done = _events(response.text)
+    assert tokens == [("token", {"text": "Run "}), ("token", {"text": "`seq 1 30` [1]."})]
+    assert citations == ("citations", [HIT_JSON])
+    assert done == (
+        "done",
+        _done(
+            answer="for i in range(3): ... [1]",
+            replaced=True,
+            kind="extractive",
+            grounding=["code not in the passages: seq 1 30"],
+        ),
+    )
+
+
+def test_a_streamed_refusal_is_one_line_without_the_model(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
+    response = client.post("/ask", json={"question": "Loops in Go?", "stream": True})
+    assert _events(response.text) == [
+        ("token", {"text": DONT_KNOW}),
+        ("citations", []),
+        (
+            "done",
+            _done(
+                answer=DONT_KNOW,
+                llm_called=False,
+                missing_terms=["Go"],
+                kind="refusal",
+                support=None,
+            ),
+        ),
+    ]
+    assert fake.model.calls == 0
+
+
+def test_a_model_failure_mid_stream_is_an_error_event(fake: FakeSynopsis) -> None:
+    fake.model = ScriptedStreamModel(tokens=["Use"], error=ollama.ResponseError("gone", 500))
+    with _client(fake) as client:
+        response = client.post("/ask", json={"question": "How do I loop?", "stream": True})
+    token, (event, body) = _events(response.text)
+    assert token == ("token", {"text": "Use"})
+    assert (event, body["status_code"], body["error"], body["dependency"]) == (
+        "error",
+        503,
+        "ModelError",
+        "ollama",
+    )
+    assert body["detail"] == "answering with 'fake' failed: gone (status code: 500)"
+    assert body["request_id"] == response.headers["x-request-id"]
+
+
+def test_a_failure_before_the_stream_is_an_ordinary_error_response() -> None:
+    with _client(FakeSynopsis(error=SearchError("bad request"))) as client:
+        response = client.post("/ask", json={"question": "x", "stream": True})
+    assert (response.status_code, _error_body(response)) == (
+        400,
+        {"status_code": 400, "error": "SearchError", "detail": "bad request"},
+    )
+
+
+def test_a_client_that_disconnects_stops_the_generation(fake: FakeSynopsis) -> None:
+    """At the ASGI level: the client reads three tokens, then disconnects."""
+    fake.model = ScriptedStreamModel(tokens=["x "] * 1000, delay=0.005)
+    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    body = json.dumps({"question": "How do I loop?", "stream": True}).encode()
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/ask",
+        "raw_path": b"/ask",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"test"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("test", 80),
+    }
+
+    async def run() -> tuple[int, int]:
+        disconnected = asyncio.Event()
+        requested = False
+        tokens = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal requested
+            if not requested:
+                requested = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await disconnected.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal tokens
+            tokens += message.get("body", b"").count(b"event: token")
+            if tokens >= 3:
+                disconnected.set()
+
+        async with AsyncTestClient(app):  # runs the lifespan: app.state gets the fake
+            await asyncio.wait_for(app(scope, receive, send), timeout=10)  # type: ignore[arg-type]
+            produced = fake.model.produced
+            await asyncio.sleep(0.1)  # a generation left running would go on meanwhile
+        return tokens, produced
+
+    tokens, produced = asyncio.run(run())
+    assert tokens == 3
+    assert produced <= 4  # the token being written when the client left, at most
+    assert fake.model.produced == produced
+    assert (fake.model.closed, fake.model.finished) == (True, False)
 
 
 def test_sources(client: TestClient[Any]) -> None:
