@@ -24,6 +24,7 @@ from service.stack import LocalStack, StackStatus
 if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
     from loaders import LoadOptions
     from service.ingest.pipeline import IngestEvent
+    from service.query.answer import Answer
     from service.synopsis import Synopsis
 
 
@@ -361,10 +362,25 @@ def search(
     help="Relevance gate (cosine distance; default SYNOPSIS_ANSWER_MAX_VECTOR_DISTANCE, "
     "0.75; 0 = off): with no passage this close, the answer is 'I don't know'.",
 )
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Print the model's reply as it is written; if it then fails the grounding "
+    "check, the extractive answer follows it.",
+)
 @click.pass_obj
 @_one_line_errors
-def ask(settings: Settings, question: str, k: int | None, max_distance: float | None) -> None:
-    """Answer QUESTION from the indexed documents only, citing them."""
+def ask(
+    settings: Settings, question: str, k: int | None, max_distance: float | None, stream: bool
+) -> None:
+    """Answer QUESTION from the indexed documents only, citing them.
+
+    The model's reply is checked against the passages it was given; when it fails the
+    check (code or names that no passage has, sentences no passage supports), the answer
+    is the best passage's lead sentences and code block instead. A line after the answer
+    says which it is: generated, extractive, or no answer.
+    """
+    from service.query.answer import Answer
     from service.query.search import search_request
 
     request = search_request(
@@ -377,13 +393,46 @@ def ask(settings: Settings, question: str, k: int | None, max_distance: float | 
     )
     request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:
-        answer = synopsis.ask(question, request)
-    click.echo(answer.text)
+        if not stream:
+            answer = synopsis.ask(question, request)
+            click.echo(answer.text)
+        else:
+            streamed: list[str] = []
+            for item in synopsis.ask_stream(question, request):
+                if isinstance(item, Answer):
+                    answer = item
+                    break
+                streamed.append(item)
+                click.echo(item, nl=False)
+            click.echo()
+            if answer.text != "".join(streamed).strip():
+                click.echo("\n(replaced: the reply above failed the grounding check)\n")
+                click.echo(answer.text)
+    click.echo(f"\n{_answer_kind(answer)}")
     if answer.missing_terms:
         named = ", ".join(repr(term) for term in answer.missing_terms)
         click.echo(f"(no retrieved passage mentions {named})", err=True)
+    if answer.grounding is not None:
+        for reason in answer.grounding.reasons:
+            click.echo(f"(grounding: {reason})", err=True)
     for number, hit in enumerate(answer.citations, start=1):
-        click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}")
+        pages = ""
+        if hit.page_start is not None:
+            pages = (
+                f", p. {hit.page_start}"
+                if hit.page_end in (None, hit.page_start)
+                else f", pp. {hit.page_start}–{hit.page_end}"
+            )
+        click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}{pages}")
+
+
+def _answer_kind(answer: Answer) -> str:
+    """The line that says what the answer is."""
+    if answer.kind == "generated":
+        return f"(generated answer, grounding support {answer.support:.2f})"
+    if answer.kind == "extractive":
+        return "(extractive answer: quoted from passage [1]; the model's reply was not grounded)"
+    return "(no answer)"
 
 
 @main.command("serve")
