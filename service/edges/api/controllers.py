@@ -206,6 +206,13 @@ class AskController(Controller):
         operation_id="ask",
         summary="Answer a question from the indexed documents",
         status_code=HTTP_200_OK,
+        responses={
+            HTTP_200_OK: ResponseSpec(
+                AskResponse,
+                description="The answer; with `stream: true`, server-sent events instead "
+                "(text/event-stream, see the description)",
+            )
+        },
     )
     async def ask(
         self,
