@@ -96,6 +96,8 @@ class JobRunner:
         self._options = options
         self._on_report = on_report or (lambda _report: None)
         self._running: dict[str, _Running] = {}
+        # Final states a Weaviate outage kept from being written, by job id.
+        self._unrecorded: dict[str, dict[str, object]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -150,13 +152,15 @@ class JobRunner:
 
     def tick(self) -> None:
         """One round of the poller (public so tests can drive it without the thread)."""
+        self._record_pending()
         self._reap_stale()
         self._watch_own()
         self._claim_queued()
 
     def _reap_stale(self) -> None:
         cutoff = now() - dt.timedelta(seconds=self.lease)
-        mine = set(self.running_ids())
+        with self._lock:
+            mine = set(self._running) | set(self._unrecorded)
         for job in self.jobs.in_states(["running"]):
             if job.id in mine:
                 continue
@@ -266,14 +270,21 @@ class JobRunner:
             )
         if report is not None:
             changes["report"] = _report_dict(report)
-        for attempt in range(3):
-            try:
-                self.jobs.update(job.id, **changes)
-                return
-            except Exception as exc:  # Weaviate down: the lease will mark it interrupted
-                if attempt == 2:
-                    log.warning("job %s: could not record %s: %s", job.id, state, exc)
-                time.sleep(0.5 * (attempt + 1))
+        try:
+            self.jobs.update(job.id, **changes)
+        except Exception as exc:  # Weaviate down: written by a later tick once it is back
+            log.warning("job %s: could not record %s yet: %s", job.id, state, exc)
+            with self._lock:
+                self._unrecorded[job.id] = changes
+
+    def _record_pending(self) -> None:
+        """Write the final states that could not be written when their jobs ended."""
+        with self._lock:
+            pending = dict(self._unrecorded)
+        for job_id, changes in pending.items():
+            self.jobs.update(job_id, **changes)
+            with self._lock:
+                self._unrecorded.pop(job_id, None)
 
 
 def _report_dict(report: IngestReport) -> dict[str, object]:

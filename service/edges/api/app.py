@@ -43,6 +43,7 @@ from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
+from service.edges.api.watch import refuse_while_down, watching_weaviate
 from service.errors import (
     EmbeddingMismatchError,
     JobNotFoundError,
@@ -125,8 +126,9 @@ def create_app(
                 )
             else:
                 app.state.ollama_http = ollama_http
-            # Jobs need the real core (its Weaviate client); a test's fake has none.
+            # Jobs and the watch need the real core (its Weaviate); a test's fake has none.
             if isinstance(app.state.synopsis, Synopsis):
+                await stack.enter_async_context(watching_weaviate(app, resolved))
                 await stack.enter_async_context(running_jobs(app, app.state.synopsis, resolved))
             yield
 
@@ -157,6 +159,7 @@ def create_app(
         exception_handlers={Exception: synopsis_error_handler},
         lifespan=[lifespan, metrics_lifespan],
         before_send=[send_request_id],
+        before_request=refuse_while_down,
         middleware=[prometheus_config().middleware],
         request_max_body_size=resolved.api_max_body_bytes,
         # Logging belongs to the process (`synopsis serve` configures it through uvicorn);
