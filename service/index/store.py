@@ -56,6 +56,7 @@ from service.index.records import (
     header_path,
 )
 from service.index.replication import Replication
+from service.index.schema import ensure_collection
 
 __all__ = [
     "ORIGINAL_HIT_PROPERTIES",
@@ -170,47 +171,44 @@ class Store:
         return bool(self.client.collections.exists(self.originals_name))
 
     def ensure_schema(self, *, embedding_model: str, dimension: int) -> None:
-        """Create the collections, or check they were built with the same embedding model."""
-        expected = {
-            "embedding_model": embedding_model,
-            "dimension": dimension,
-            "schema": SCHEMA_VERSION,
-        }
-        if self.exists():
+        """Create the collections, or check they were built with the same embedding model.
+
+        Safe when several processes do it at once (`service.index.schema`).
+        """
+        expected = json.dumps(
+            {"embedding_model": embedding_model, "dimension": dimension, "schema": SCHEMA_VERSION}
+        )
+        created = self._embedding_info is None and ensure_collection(
+            self.client, self.originals_name, lambda: self._create_originals(expected)
+        )
+        if not created:
             self.check_embedding(embedding_model=embedding_model, dimension=dimension)
-        else:
-            self._create_originals(json.dumps(expected))
-        if not self.client.collections.exists(self.summaries_name):
-            self._create_summaries(json.dumps(expected))
-        if not self.client.collections.exists(self.sources_name):
-            self.client.collections.create(
-                self.sources_name,
-                description="Synopsis: one record per ingested source",
-                vector_config=Configure.Vectors.self_provided(),
-                replication_config=self.replication.config(),
-                properties=[
-                    Property(
-                        name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
-                    ),
-                    Property(name="title", data_type=DataType.TEXT),
-                    Property(
-                        name="content_hash",
-                        data_type=DataType.TEXT,
-                        tokenization=Tokenization.FIELD,
-                    ),
-                    Property(
-                        name="settings_key",
-                        data_type=DataType.TEXT,
-                        tokenization=Tokenization.FIELD,
-                    ),
-                    Property(
-                        name="status", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
-                    ),
-                    Property(name="chunks", data_type=DataType.INT),
-                    Property(name="pending", data_type=DataType.INT),
-                    Property(name="ingested_at", data_type=DataType.DATE),
-                ],
-            )
+        ensure_collection(
+            self.client, self.summaries_name, lambda: self._create_summaries(expected)
+        )
+        ensure_collection(self.client, self.sources_name, self._create_sources)
+
+    def _create_sources(self) -> None:
+        self.client.collections.create(
+            self.sources_name,
+            description="Synopsis: one record per ingested source",
+            vector_config=Configure.Vectors.self_provided(),
+            replication_config=self.replication.config(),
+            properties=[
+                Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                Property(name="title", data_type=DataType.TEXT),
+                Property(
+                    name="content_hash", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
+                ),
+                Property(
+                    name="settings_key", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
+                ),
+                Property(name="status", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                Property(name="chunks", data_type=DataType.INT),
+                Property(name="pending", data_type=DataType.INT),
+                Property(name="ingested_at", data_type=DataType.DATE),
+            ],
+        )
 
     def embedding_info(self) -> dict[str, object] | None:
         """The embedding model and dimension the collections were built with, if known."""

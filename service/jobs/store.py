@@ -33,6 +33,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.index.identity import NAMESPACE
 from service.index.records import now
 from service.index.replication import Replication
+from service.index.schema import ensure_collection
 from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
@@ -82,45 +83,48 @@ class JobStore:
         return self.replication.for_writes(self.client.collections.use(name))
 
     def ensure_schema(self) -> None:
-        """Create both collections unless they exist."""
-        if not self.client.collections.exists(self.jobs_name):
-            self.client.collections.create(
-                self.jobs_name,
-                description="Synopsis: ingest jobs of the HTTP API",
-                vector_config=Configure.Vectors.self_provided(),
-                replication_config=self.replication.config(),
-                properties=[
-                    _keyword("job_id"),
-                    _keyword("state"),
-                    _keyword("owner"),
-                    _keyword("worker"),
-                    _keyword("kind"),
-                    Property(
-                        name="sources",
-                        data_type=DataType.TEXT_ARRAY,
-                        tokenization=Tokenization.FIELD,
-                    ),
-                    _stored("spec"),
-                    _stored("progress"),
-                    _stored("report"),
-                    _stored("errors"),
-                    _stored("reason"),
-                    Property(name="attempt", data_type=DataType.INT),
-                    Property(name="cancel_requested", data_type=DataType.BOOL),
-                    Property(name="created_at", data_type=DataType.DATE),
-                    Property(name="started_at", data_type=DataType.DATE),
-                    Property(name="finished_at", data_type=DataType.DATE),
-                    Property(name="heartbeat_at", data_type=DataType.DATE),
-                ],
-            )
-        if not self.client.collections.exists(self.claims_name):
-            self.client.collections.create(
-                self.claims_name,
-                description="Synopsis: one object per claimed job attempt",
-                vector_config=Configure.Vectors.self_provided(),
-                replication_config=self.replication.config(),
-                properties=[_keyword("job_id"), _keyword("worker")],
-            )
+        """Create both collections unless they exist (safe when several processes do it at
+        once, as the workers of `synopsis serve --workers N` do at startup)."""
+        ensure_collection(self.client, self.jobs_name, self._create_jobs)
+        ensure_collection(self.client, self.claims_name, self._create_claims)
+
+    def _create_jobs(self) -> None:
+        self.client.collections.create(
+            self.jobs_name,
+            description="Synopsis: ingest jobs of the HTTP API",
+            vector_config=Configure.Vectors.self_provided(),
+            replication_config=self.replication.config(),
+            properties=[
+                _keyword("job_id"),
+                _keyword("state"),
+                _keyword("owner"),
+                _keyword("worker"),
+                _keyword("kind"),
+                Property(
+                    name="sources", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.FIELD
+                ),
+                _stored("spec"),
+                _stored("progress"),
+                _stored("report"),
+                _stored("errors"),
+                _stored("reason"),
+                Property(name="attempt", data_type=DataType.INT),
+                Property(name="cancel_requested", data_type=DataType.BOOL),
+                Property(name="created_at", data_type=DataType.DATE),
+                Property(name="started_at", data_type=DataType.DATE),
+                Property(name="finished_at", data_type=DataType.DATE),
+                Property(name="heartbeat_at", data_type=DataType.DATE),
+            ],
+        )
+
+    def _create_claims(self) -> None:
+        self.client.collections.create(
+            self.claims_name,
+            description="Synopsis: one object per claimed job attempt",
+            vector_config=Configure.Vectors.self_provided(),
+            replication_config=self.replication.config(),
+            properties=[_keyword("job_id"), _keyword("worker")],
+        )
 
     def drop(self) -> None:
         """Delete both collections (tests and explicit resets only)."""

@@ -1,0 +1,69 @@
+"""Creating a collection that several processes may create at once.
+
+Every service process (each of `synopsis serve --workers N`) creates the collections it
+needs when they are missing: the job collections at startup, the index's on the first
+ingest. On a fresh deployment they race. Two things go wrong without care, both seen
+with two worker processes on Weaviate 1.39:
+
+- the loser's create is refused with 422 `class name … already exists` (or `updating
+  schema: TYPE_ADD_CLASS: class already exists`);
+- a process that finds the collection in the schema while the other's create is still
+  in flight can query it before its index is loaded, and Weaviate answers `tried to
+  browse non-existing index for …`.
+
+`ensure_collection` takes a refused create as "another process made it" and, either way,
+waits (bounded) until the collection answers a query.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import weaviate
+from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
+
+from service.errors import StoreError
+
+__all__ = ["USABLE_TIMEOUT_SECONDS", "ensure_collection", "wait_usable"]
+
+#: How long a collection another process is creating may take to answer a query.
+USABLE_TIMEOUT_SECONDS = 30.0
+
+_NOT_LOADED = "non-existing index"
+
+
+def ensure_collection(
+    client: weaviate.WeaviateClient, name: str, create: Callable[[], None]
+) -> bool:
+    """Make sure collection `name` exists and answers queries; True when this call created
+    it (with `create`), False when it existed or another process created it meanwhile."""
+    created = False
+    if not client.collections.exists(name):
+        try:
+            create()
+            created = True
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code != 422 or "already exists" not in exc.message:
+                raise
+    wait_usable(client, name)
+    return created
+
+
+def wait_usable(
+    client: weaviate.WeaviateClient, name: str, *, timeout: float = USABLE_TIMEOUT_SECONDS
+) -> None:
+    """Return once collection `name` answers a query; `StoreError` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        try:
+            client.collections.use(name).query.fetch_objects(limit=1, return_properties=[])
+            return
+        except WeaviateQueryError as exc:
+            if _NOT_LOADED not in exc.message:
+                raise
+            if time.monotonic() >= deadline:
+                raise StoreError(f"collection {name} was created but answers no query") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
