@@ -87,6 +87,8 @@ class Settings:
     # Per summary call, including the wait in Ollama's queue when it serves several clients.
     summary_timeout: float = 300.0
     summary_retries: int = 3
+    # A summary call slower than this is logged as a warning and counted in the report.
+    summary_slow_seconds: float = 60.0
     # num_predict: the longest reply the model may write, kept below summary_max_words
     # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
     summary_max_tokens: int = 120
@@ -204,6 +206,10 @@ class Settings:
         self._check_replication()
         self._check_local_ports()
         self._check_api_limits()
+        if not 0.0 <= self.answer_min_support <= 1.0:
+            raise ConfigurationError(
+                f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"
+            )
 
     def _check_api_limits(self) -> None:
         """Every API limit at least 1 (a limit of 0 would refuse every request)."""

@@ -300,3 +300,16 @@ def test_replication_factor_within_the_nodes(env: dict[str, str], nodes: int, fa
 def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
     derived = Settings(weaviate_nodes=3).local_weaviate_node_ports(index)
     assert derived == {**ports, "raft rpc": ports["raft"] + 1}
+
+
+def test_the_answer_model_defaults_to_the_chat_model() -> None:
+    assert Settings().resolved_answer_model == "smollm2-135m-instruct"
+    settings = Settings.from_env({"SYNOPSIS_ANSWER_MODEL": "llama3.1", "SYNOPSIS_CHAT_MODEL": "x"})
+    assert (settings.answer_model, settings.resolved_answer_model) == ("llama3.1", "llama3.1")
+    assert Settings.from_env({"SYNOPSIS_CHAT_MODEL": "x"}).resolved_answer_model == "x"
+
+
+@pytest.mark.parametrize("raw", ["-0.1", "1.5"])
+def test_answer_min_support_is_a_share(raw: str) -> None:
+    with pytest.raises(ConfigurationError, match="SYNOPSIS_ANSWER_MIN_SUPPORT must be between"):
+        Settings.from_env({"SYNOPSIS_ANSWER_MIN_SUPPORT": raw})
