@@ -9,6 +9,8 @@ invents (code, names, claims next to correct citations) must not reach the user.
 - a name in its prose (a dotted name, a call, a dunder, snake_case, CamelCase) occurs in no
   passage and not in the question;
 - it cites a passage number that was not given;
+- more than `MAX_REPEATED_SHARE` of its word 5-grams repeat an earlier one: a small model
+  that loops writes the same paragraph until its token limit, grounded or not;
 - one of its sentences (of at least `MIN_SENTENCE_TOKENS` content words) has a support
   below `min_support`: the share of its content words (stop words left out, crude suffix
   stemming) found in one passage or the question — the passages it cites when it cites
@@ -28,9 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.index.identifiers import extract_identifiers
+from service.ingest.quality import repeated_share
 
 __all__ = [
     "LEAD_SENTENCES",
+    "MAX_REPEATED_SHARE",
     "MIN_SENTENCE_TOKENS",
     "Grounding",
     "check_grounding",
@@ -45,6 +49,8 @@ __all__ = [
 MIN_SENTENCE_TOKENS = 3
 #: Sentences of the best passage that an extractive answer leads with.
 LEAD_SENTENCES = 2
+#: The summary guard's limit (`service.ingest.quality`), taken as it is, not tuned here.
+MAX_REPEATED_SHARE = 0.2
 # A reason quotes at most this much of what failed.
 _QUOTE = 60
 
@@ -196,6 +202,9 @@ def check_grounding(
     for number in sorted(_cited(_without_fences(answer))):
         if not 1 <= number <= len(passages):
             reasons.append(f"cites [{number}], but there are {len(passages)} passages")
+    repeated = repeated_share(answer)
+    if repeated > MAX_REPEATED_SHARE:
+        reasons.append(f"repetition: {repeated:.0%} of its 5-grams repeat an earlier one")
 
     question_tokens = set(content_tokens(question))
     passage_tokens = [set(content_tokens(passage)) | question_tokens for passage in passages]

@@ -147,6 +147,12 @@ def test_what_fails_the_check(answer: str, grounding: Grounding) -> None:
     assert check(answer) == grounding
 
 
+def test_a_reply_that_repeats_itself_fails() -> None:
+    sentence = "The built-in function generates arithmetic progressions [1]. "
+    assert check(sentence).passed
+    assert check(sentence * 3).reasons == ("repetition: 60% of its 5-grams repeat an earlier one",)
+
+
 def test_without_a_citation_a_sentence_may_lean_on_any_passage() -> None:
     assert check("Add an item to the end of the list.").passed
 
