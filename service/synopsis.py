@@ -81,6 +81,7 @@ class Synopsis:
                 retries=settings.summary_retries,
                 guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
                 prompt_version=settings.summary_prompt_version,
+                slow_seconds=settings.summary_slow_seconds,
             )
         return self._summarizer
 

@@ -246,7 +246,9 @@ def ingest(
 def _print_event(event: IngestEvent) -> None:
     if event.stage == "summarize":
         if event.done == event.total or event.done % 5 == 0:
-            _report(f"  summarized {event.done}/{event.total}")
+            _report(
+                f"  summarized {event.done}/{event.total} (last model call {event.seconds:.1f} s)"
+            )
     elif event.stage == "split":
         _report(f"{event.source}: {event.total} chunks")
     elif event.stage == "embed":

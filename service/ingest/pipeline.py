@@ -66,6 +66,7 @@ class IngestEvent:
     message: str = ""
     done: int = 0
     total: int = 0
+    seconds: float = 0.0  # "summarize": the wall time of the last model call
 
 
 @dataclass(kw_only=True)
@@ -82,6 +83,8 @@ class IngestReport:
     retried_summaries: int = 0  # flagged by the guard, the stricter retry passed
     extractive_summaries: int = 0  # flagged twice: the extractive fallback was stored
     filtered_summaries: int = 0  # scored below the similarity threshold: not attached
+    slow_summary_calls: int = 0  # model calls over the summarizer's slow threshold
+    timed_out_summaries: int = 0  # every attempt timed out: the extractive one was stored
     objects_written: int = 0
     failed: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -100,6 +103,14 @@ class IngestReport:
                 else ""
             )
             + (f", {self.filtered_summaries} filtered" if self.filtered_summaries else "")
+            + (f"; {self.slow_summary_calls} slow model calls" if self.slow_summary_calls else "")
+            + (
+                f"; {self.timed_out_summaries} summaries timed out (extractive stored; "
+                "SYNOPSIS_SUMMARY_TIMEOUT raises the limit, `synopsis resummarize --kind "
+                "extractive` redoes them)"
+                if self.timed_out_summaries
+                else ""
+            )
             + f"; {self.wall_seconds:.1f} s"
             + (f"; {len(self.failed)} sources failed" if self.failed else "")
         )
@@ -356,12 +367,23 @@ class Ingestor:
         def on_done(_index: int, _result: SummaryResult) -> None:
             nonlocal done
             done += 1
-            self._emit(IngestEvent(stage="summarize", source=source, done=done, total=len(todo)))
+            self._emit(
+                IngestEvent(
+                    stage="summarize",
+                    source=source,
+                    done=done,
+                    total=len(todo),
+                    seconds=self.summarizer.last_call_seconds,
+                )
+            )
 
         if requests:
             calls_before = self.summarizer.calls
+            slow_before, timeouts_before = self.summarizer.slow_calls, self.summarizer.timeouts
             fresh = self.summarizer.summarize_many(requests, on_done=on_done)
             report.llm_calls += self.summarizer.calls - calls_before
+            report.slow_summary_calls += self.summarizer.slow_calls - slow_before
+            report.timed_out_summaries += self.summarizer.timeouts - timeouts_before
             for index, result in zip(todo, fresh, strict=True):
                 results[index] = (result, [])
                 report.retried_summaries += result.kind == "llm" and bool(result.reason)

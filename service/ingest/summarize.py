@@ -18,6 +18,7 @@ import asyncio
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -189,6 +190,7 @@ class Summarizer:
         backoff: float = 1.0,
         guard: QualityThresholds | None = None,
         prompt_version: str = PROMPT_VERSION,
+        slow_seconds: float = 60.0,
     ) -> None:
         if prompt_version not in PROMPTS:
             raise ConfigurationError(
@@ -203,6 +205,12 @@ class Summarizer:
         self._retries = retries
         self._backoff = backoff
         self.calls = 0
+        # Calls slower than `slow_seconds` are logged as a warning and counted; the last
+        # call's wall time is shown in progress; timeouts counted (extractive fallbacks).
+        self.slow_seconds = slow_seconds
+        self.slow_calls = 0
+        self.timeouts = 0
+        self.last_call_seconds = 0.0
         # What the guard did, for reports: flagged first attempts per reason, retries
         # that passed, extractive fallbacks.
         self.flagged: dict[str, int] = {}
@@ -290,6 +298,7 @@ class Summarizer:
             # extractive summary, recorded as such, for `resummarize --kind extractive`.
             _log.warning("%s; stored an extractive summary instead", exc)
             self.fallbacks += 1
+            self.timeouts += 1
             view = clean_for_prompt(request.content)
             return SummaryResult(
                 text=extractive_summary(view, request.headers), kind="extractive", reason="timeout"
@@ -323,6 +332,7 @@ class Summarizer:
         for attempt in range(self._retries + 1):
             if attempt:
                 await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
+            started = time.monotonic()
             try:
                 self.calls += 1
                 reply = await asyncio.wait_for(
@@ -330,6 +340,7 @@ class Summarizer:
                     timeout=self._timeout,
                 )
             except (TimeoutError, httpx.HTTPError, ConnectionError, OSError) as exc:
+                self._timed(request, time.monotonic() - started)
                 last_error = exc
                 continue
             except Exception as exc:  # the ollama client's ResponseError, model not found …
@@ -339,6 +350,7 @@ class Summarizer:
                 raise ModelError(
                     f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
                 ) from exc
+            self._timed(request, time.monotonic() - started)
             text = strip_preamble(str(reply.content))
             if reply.response_metadata.get("done_reason") == "length":
                 text = drop_unfinished_sentence(text)
@@ -355,6 +367,19 @@ class Summarizer:
             f"summarizing {request.label} with {self.model_name!r} failed after "
             f"{self._retries + 1} attempts: {_describe(last_error)}"
         ) from last_error
+
+    def _timed(self, request: SummaryRequest, seconds: float) -> None:
+        self.last_call_seconds = seconds
+        if seconds > self.slow_seconds:
+            self.slow_calls += 1
+            _log.warning(
+                "summarizing %s with %r took %.0f s (over SYNOPSIS_SUMMARY_SLOW_SECONDS=%g): "
+                "the model server is slow or busy",
+                request.label,
+                self.model_name,
+                seconds,
+                self.slow_seconds,
+            )
 
     async def asummarize_many(
         self,

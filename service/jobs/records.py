@@ -104,6 +104,7 @@ class JobProgress:
     summarized: int = 0  # summaries written by the model in this job
     summaries_total: int = 0  # summaries the model has to write, as known so far
     seconds_per_summary: float | None = None  # mean wall time between two summaries
+    last_call_seconds: float | None = None  # the last model call's wall time
     errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,6 +169,7 @@ class ProgressTracker:
                 self._to_summarize[event.source] = event.total
                 progress.summaries_total += event.total
             progress.summarized += max(0, event.done - previous)
+            progress.last_call_seconds = round(event.seconds, 2)
             self._summarized[event.source] = max(previous, event.done)
             if self._first_summary_at is None:
                 self._first_summary_at = at

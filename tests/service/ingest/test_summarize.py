@@ -246,7 +246,26 @@ def test_a_chunk_whose_calls_all_time_out_gets_the_recorded_extractive_summary(
     result = _run(summarizer.asummarize_checked(REQUEST))
     assert (result.kind, result.reason) == ("extractive", "timeout")
     assert result.text.startswith(" > ".join(REQUEST.headers))
-    assert (model.calls, summarizer.fallbacks) == (2, 1)
+    assert (model.calls, summarizer.fallbacks, summarizer.timeouts) == (2, 1, 1)
+
+
+def test_a_slow_call_is_warned_about_and_counted(
+    sleeps: list[float], caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedChatModel(script=["range() makes numbers."], delay=0.05)
+    summarizer = Summarizer(model, model_name="fake", slow_seconds=0.01)
+    with caplog.at_level("WARNING"):
+        assert _run(summarizer.asummarize(REQUEST)) == "range() makes numbers."
+    assert summarizer.slow_calls == 1
+    assert summarizer.last_call_seconds >= 0.05
+    [warning] = [record.getMessage() for record in caplog.records]
+    assert warning.startswith(f"summarizing {LABEL} with 'fake' took ")
+    assert warning.endswith(
+        "(over SYNOPSIS_SUMMARY_SLOW_SECONDS=0.01): the model server is slow or busy"
+    )
+    fast = Summarizer(model, model_name="fake", slow_seconds=10)
+    _run(fast.asummarize(REQUEST))
+    assert fast.slow_calls == 0
 
 
 def test_a_permanent_failure_is_not_retried(sleeps: list[float]) -> None:

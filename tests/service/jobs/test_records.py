@@ -39,7 +39,7 @@ def _events() -> list[tuple[IngestEvent, float]]:
         (IngestEvent(stage="summarize", source="a", done=2, total=3), 14.0),
         (IngestEvent(stage="summarize", source="a", done=3, total=3), 18.0),
         (IngestEvent(stage="source", source="a", message="3 summaries attached"), 18.1),
-        (IngestEvent(stage="summarize", source="b", done=1, total=2), 22.0),
+        (IngestEvent(stage="summarize", source="b", done=1, total=2, seconds=3.456), 22.0),
     ]
 
 
@@ -57,6 +57,7 @@ def test_events_fold_into_progress_per_stage() -> None:
         summarized=4,
         summaries_total=5,
         seconds_per_summary=4.0,  # (22 - 10) s over the 3 gaps between 4 summaries
+        last_call_seconds=3.46,
         errors=1,
     )
     assert tracker.sources == ["a", "b", "c"]
