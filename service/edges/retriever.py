@@ -12,6 +12,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from service.edges.hit_documents import hit_document
 from service.query.search import Hit, SearchRequest
 from service.synopsis import Synopsis
 
@@ -19,20 +20,9 @@ __all__ = ["SummaryRetriever", "hit_to_document"]
 
 
 def hit_to_document(hit: Hit) -> Document:
-    """A search hit as a LangChain Document: the original chunk, with its provenance."""
-    return Document(
-        id=hit.id,
-        page_content=hit.content,
-        metadata={
-            "source": hit.source,
-            "title": hit.title,
-            "headers": list(hit.headers),
-            "chunk_index": hit.chunk_index,
-            "summary": hit.summary,
-            "score": hit.score,
-            "distance": hit.distance,
-        },
-    )
+    """A search hit as a LangChain Document: the original chunk, with its provenance
+    (`hit_document`, which the HTTP retriever's hits go through too)."""
+    return hit_document(dataclasses.asdict(hit))
 
 
 class SummaryRetriever(BaseRetriever):
