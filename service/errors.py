@@ -23,7 +23,10 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 │   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
 │   ├── QueueFullError        the job queue or the caller's share of it is full
 │   └── JobsUnavailableError  this process has no job queue (an app built without jobs)
-└── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
+├── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
+└── RemoteError               a Synopsis server called over HTTP refused a request or cannot be
+                              reached (names the URL, the status, the server's detail and
+                              request id)
 ```
 
 [splitters]: defined in `splitters.errors`, the lowest package, because `splitters`
@@ -59,6 +62,7 @@ __all__ = [
     "PortInUseError",
     "QuerySetError",
     "QueueFullError",
+    "RemoteError",
     "RequestLimitError",
     "SearchError",
     "SplitterError",
@@ -133,3 +137,27 @@ class QueueFullError(JobError):
 
 class JobsUnavailableError(JobError):
     """This process has no job queue: its app was built over a core without jobs."""
+
+
+class RemoteError(SynopsisError):
+    """A Synopsis server called over HTTP refused a request or could not be reached.
+
+    `status_code` is the response's status (None when no response came: the connection
+    failed or timed out); `detail` and `request_id` are the server's error body's, so the
+    request can be found in the server's log.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        status_code: int | None = None,
+        detail: str = "",
+        request_id: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status_code = status_code
+        self.detail = detail
+        self.request_id = request_id
