@@ -21,7 +21,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, SecretStr
+from pydantic import ConfigDict, Field, SecretStr, field_validator
 
 from service.edges.hit_documents import hit_document
 from service.errors import RemoteError
@@ -62,7 +62,8 @@ class HttpSummaryRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     base_url: str
-    api_key: SecretStr | None = None
+    # A str is kept as a SecretStr too (the validator below), so it stays out of repr.
+    api_key: SecretStr | str | None = None
     k: int | None = Field(default=None, ge=1)
     mode: Mode | None = None
     alpha: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -75,6 +76,11 @@ class HttpSummaryRetriever(BaseRetriever):
     timeout: float = Field(default=30.0, gt=0.0)
     client: httpx.Client | None = Field(default=None, repr=False, exclude=True)
     async_client: httpx.AsyncClient | None = Field(default=None, repr=False, exclude=True)
+
+    @field_validator("api_key")
+    @classmethod
+    def _secret(cls, value: SecretStr | str | None) -> SecretStr | None:
+        return SecretStr(value) if isinstance(value, str) else value
 
     @property
     def search_url(self) -> str:
@@ -89,9 +95,11 @@ class HttpSummaryRetriever(BaseRetriever):
         }
 
     def _headers(self) -> dict[str, str]:
-        if self.api_key is None:
+        key = self.api_key
+        if key is None:
             return {}
-        return {"Authorization": f"Bearer {self.api_key.get_secret_value()}"}
+        secret = key.get_secret_value() if isinstance(key, SecretStr) else key
+        return {"Authorization": f"Bearer {secret}"}
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun

@@ -149,10 +149,12 @@ def test_no_key_sends_no_authorization_header() -> None:
 
 
 def test_the_key_stays_out_of_repr_and_dumps() -> None:
-    retriever = HttpSummaryRetriever(base_url=BASE, api_key=SecretStr(KEY))
+    for key in (KEY, SecretStr(KEY)):
+        retriever = HttpSummaryRetriever(base_url=BASE, api_key=key)
 
-    assert KEY not in repr(retriever)
-    assert KEY not in str(retriever.model_dump())
+        assert isinstance(retriever.api_key, SecretStr)
+        assert KEY not in repr(retriever)
+        assert KEY not in str(retriever.model_dump())
 
 
 @pytest.mark.parametrize("base_url", [BASE, f"{BASE}/", f"{BASE}/synopsis"])
