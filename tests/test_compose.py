@@ -239,6 +239,14 @@ def test_depends_on_conditions(
     assert optional == {name for name in depends_on if _profile(services[name])}
 
 
+def test_synopsis_keeps_uploads_waiting_for_their_job_in_a_named_volume(
+    compose: dict[str, Any],
+) -> None:
+    synopsis = _services(compose)["synopsis"]
+    assert _environment(synopsis)["SYNOPSIS_DATA_DIR"] == "/var/lib/synopsis"
+    assert synopsis["volumes"] == ["synopsis-data:/var/lib/synopsis"]
+
+
 def test_weaviate_keeps_its_data_in_a_named_volume(compose: dict[str, Any]) -> None:
     weaviate = _services(compose)["weaviate"]
     environment = _environment(weaviate)
@@ -249,6 +257,7 @@ def test_weaviate_keeps_its_data_in_a_named_volume(compose: dict[str, Any]) -> N
     assert _services(compose)["ollama"]["volumes"] == ["ollama-models:/root/.ollama"]
     assert sorted(compose["volumes"]) == [
         "ollama-models",
+        "synopsis-data",
         "weaviate-data",
         "weaviate-node2-data",
         "weaviate-node3-data",
