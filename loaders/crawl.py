@@ -6,9 +6,10 @@ are followed by hand, at most `_MAX_REDIRECTS` hops, each target re-checked agai
 scope and robots.txt. Pages are fetched `LoadOptions.concurrency` at a time but yielded
 in discovery order (breadth first, links in document order), so a crawl of an unchanged
 site is deterministic. Every response is capped at `LoadOptions.max_bytes` while it
-streams. robots.txt is honoured for every fetch, the start URL included, unless
-`respect_robots` is off; an unreachable robots.txt (5xx or network error) disallows
-the site, as RFC 9309 asks.
+streams (decoded, inflating at most one byte past the cap) and every fetch, redirects
+included, at `LoadOptions.fetch_deadline` seconds (`loaders.bodies`). robots.txt is
+honoured for every fetch, the start URL included, unless `respect_robots` is off; an
+unreachable robots.txt (5xx or network error) disallows the site, as RFC 9309 asks.
 
 With `LoadOptions.address_policy`, every URL is checked before it is connected to:
 robots.txt and each of its redirect hops, the start URL, each redirect hop of a page
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +35,7 @@ import httpx
 from langchain_core.documents import Document
 
 from loaders.addresses import AddressPolicy
+from loaders.bodies import ACCEPT_ENCODING, read_body
 from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT
 from loaders.encoding import decode_text
 from loaders.formats import convert
@@ -133,6 +136,7 @@ def _robots(
     """
     parser = RobotFileParser()
     current = f"{origin}/robots.txt"
+    deadline = time.monotonic() + options.fetch_deadline
     for hop in range(_MAX_REDIRECTS + 1):
         try:
             route = _route(current, options.address_policy)
@@ -144,33 +148,49 @@ def _robots(
                 f"robots.txt redirected to {current}: {error.reason}", source=start
             )
         try:
-            response = client.get(
+            with client.stream(
+                "GET",
                 route.url,
-                headers={"User-Agent": options.user_agent, **route.headers},
+                headers=_headers(options, route),
                 extensions=route.extensions,
                 timeout=options.timeout,
                 follow_redirects=False,
-            )
+            ) as response:
+                if response.is_redirect:
+                    current = urljoin(current, response.headers["location"])
+                    continue
+                if response.status_code >= 500:
+                    return LoaderError(
+                        f"robots.txt answered HTTP {response.status_code}; not crawling",
+                        source=start,
+                    )
+                if response.status_code >= 400:
+                    parser.parse([])  # no robots.txt: everything allowed
+                    return parser
+                body = read_body(
+                    response,
+                    source=current,
+                    max_bytes=options.max_bytes,
+                    deadline=deadline,
+                    seconds=options.fetch_deadline,
+                )
         except httpx.HTTPError as exc:
             return LoaderError(
                 f"robots.txt unreachable ({type(exc).__name__}); not crawling", source=start
             )
-        if response.is_redirect:
-            current = urljoin(current, response.headers["location"])
-            continue
-        if response.status_code >= 500:
-            return LoaderError(
-                f"robots.txt answered HTTP {response.status_code}; not crawling", source=start
-            )
-        if response.status_code >= 400:
-            parser.parse([])  # no robots.txt: everything allowed
-        else:
-            parser.parse(response.text[: options.max_bytes].splitlines())
+        except LoaderError as error:
+            reason = str(error).removeprefix(f"{error.source}: ")
+            return LoaderError(f"robots.txt unreadable ({reason}); not crawling", source=start)
+        parser.parse(body.decode("utf-8", errors="replace").splitlines())
         return parser
     return LoaderError(
         f"robots.txt unreachable (more than {_MAX_REDIRECTS} redirects); not crawling",
         source=start,
     )
+
+
+def _headers(options: LoadOptions, route: _Route) -> dict[str, str]:
+    return {"User-Agent": options.user_agent, "Accept-Encoding": ACCEPT_ENCODING, **route.headers}
 
 
 def _fetch(
@@ -182,14 +202,20 @@ def _fetch(
     options: LoadOptions,
 ) -> _Response:
     current, route = url, _route(url, options.address_policy)
+    deadline = time.monotonic() + options.fetch_deadline
     for _ in range(_MAX_REDIRECTS + 1):
+        if time.monotonic() > deadline:
+            raise LoaderError(
+                f"not fetched within {options.fetch_deadline:g} s (the fetch deadline)",
+                source=current,
+            )
         if robots is not None and not robots.can_fetch(options.user_agent, current):
             raise LoaderError("disallowed by robots.txt", source=current)
         try:
             with client.stream(
                 "GET",
                 route.url,
-                headers={"User-Agent": options.user_agent, **route.headers},
+                headers=_headers(options, route),
                 extensions=route.extensions,
                 timeout=options.timeout,
                 follow_redirects=False,
@@ -214,21 +240,20 @@ def _fetch(
                         f"{declared} bytes exceeds the size cap of {options.max_bytes} bytes",
                         source=current,
                     )
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body.extend(chunk)
-                    if len(body) > options.max_bytes:
-                        raise LoaderError(
-                            f"response exceeds the size cap of {options.max_bytes} bytes",
-                            source=current,
-                        )
+                body = read_body(
+                    response,
+                    source=current,
+                    max_bytes=options.max_bytes,
+                    deadline=deadline,
+                    seconds=options.fetch_deadline,
+                )
                 media_type, _, params = response.headers.get("content-type", "").partition(";")
                 charset = None
                 for param in params.split(";"):
                     key, _, value = param.strip().partition("=")
                     if key.lower() == "charset":
                         charset = value.strip("\"' ")
-                return _Response(current, media_type.strip().lower(), charset, bytes(body))
+                return _Response(current, media_type.strip().lower(), charset, body)
         except httpx.HTTPError as exc:
             raise LoaderError(
                 f"request failed ({type(exc).__name__}: {exc})", source=current
