@@ -1,0 +1,156 @@
+"""The hostile corpus (`tests/loaders/hostile.py`): every case ends, quickly, with a
+`LoaderError` naming its source and a clear reason, or loads into a bounded number of
+chunks. The cases that could take memory run in a fresh process, whose peak RSS is
+checked; `benchmarks/bench_hostile.py` measures all of them that way."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from loaders.bodies import read_body
+from splitters.errors import LoaderError
+from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server, run_case, source_of
+
+ROOT = Path(__file__).parents[2]
+CAP = "the size cap of 20000000 bytes"
+
+#: case → (outcome, chunks, the reason after "SOURCE: ", as a regular expression).
+EXPECTED: dict[str, tuple[str, int, str]] = {
+    "corrupt.pdf": ("refused", 0, r"not a readable PDF \(Failed to open stream\)"),
+    "truncated.pdf": ("refused", 0, r"damaged PDF \(truncated or corrupt; pages may be missing\)"),
+    "encrypted.pdf": ("refused", 0, r"encrypted PDF: a password is required"),
+    "10000-pages.pdf": ("loaded", 10_000, ""),
+    "binary.html": ("refused", 0, r"binary data, not text"),
+    "invalid-utf8.html": ("loaded", 1, ""),
+    # One paragraph on one line: the splitter never cuts a line, so one (oversized) chunk.
+    "single-line-20mb.html": ("loaded", 1, ""),
+    "nested-5000.html": ("loaded", 1, ""),
+    "unclosed-5000.html": ("loaded", 1, ""),
+    "headers-10000.md": ("loaded", 10_000, ""),
+    "headers-10000.html": ("loaded", 10_000, ""),
+    "nested-quotes-5000.md": ("loaded", 1, ""),
+    "http-gzip-bomb": ("refused", 0, rf"response exceeds {CAP} \(inflated from gzip\)"),
+    "http-stacked-gzip-bomb": ("refused", 0, r"unsupported Content-Encoding 'gzip, gzip'"),
+    "http-redirect-loop": ("refused", 0, r"more than 10 redirects"),
+    "http-redirect-chain": ("refused", 0, r"more than 10 redirects"),
+    "http-crawl-redirect-loop": ("loaded", 1, ""),
+    "http-slow-loris": (
+        "refused",
+        0,
+        r"response still arriving after 2 s \(the fetch deadline; \d+ bytes read\)",
+    ),
+    "http-endless-body": ("refused", 0, rf"response exceeds {CAP}"),
+    "http-binary-as-html": ("refused", 0, r"binary data, not text"),
+    "http-single-line-20mb": ("loaded", 1, ""),
+    "http-10000-response-headers": (
+        "refused",
+        0,
+        r"request failed \(RemoteProtocolError: Receive buffer too long\)",
+    ),
+}
+#: The cases whose memory is worth a process of their own, and the bound of each (MB
+#: of peak RSS over what the process held after its imports).
+MEMORY_BOUND_MB = {
+    "10000-pages.pdf": 150,
+    "single-line-20mb.html": 500,
+    "http-gzip-bomb": 150,
+    "http-stacked-gzip-bomb": 100,
+    "http-endless-body": 150,
+}
+FETCH_DEADLINE = 2.0
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[HostileServer]:
+    with hostile_server() as running:
+        yield running
+
+
+def test_every_case_has_an_expected_outcome() -> None:
+    assert sorted(EXPECTED) == sorted([*FILES, *HTTP])
+
+
+def _check(case: str, source: str, outcome: str, chunks: int, reasons: list[str]) -> None:
+    expected, expected_chunks, reason = EXPECTED[case]
+    assert (outcome, chunks) == (expected, expected_chunks)
+    if expected == "refused":
+        [message] = reasons
+        assert re.fullmatch(rf"{re.escape(source)}: {reason}", message), message
+    else:
+        assert reasons == []
+
+
+@pytest.mark.parametrize("case", [case for case in EXPECTED if case not in MEMORY_BOUND_MB])
+def test_case_ends_quickly_with_a_reason_or_bounded_chunks(
+    case: str, server: HostileServer, tmp_path: Path
+) -> None:
+    source = source_of(case, base_url=server.base_url, directory=tmp_path)
+    outcome = run_case(case, source, fetch_deadline=FETCH_DEADLINE)
+    _check(case, source, outcome.outcome, outcome.chunks, outcome.reasons)
+    # The slow-loris case is bounded by the deadline plus one read timeout at most.
+    assert outcome.seconds < 30.0
+
+
+@pytest.mark.parametrize("case", list(MEMORY_BOUND_MB))
+def test_case_memory_is_bounded_in_a_process_of_its_own(case: str, server: HostileServer) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.loaders.hostile", case, server.base_url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    source = server.base_url + HTTP[case][0] if case in HTTP else ""
+    _check(case, source, result["outcome"], result["chunks"], result["reasons"])
+    assert result["seconds"] < 30.0
+    assert result["peak_rss_mb"] - result["baseline_rss_mb"] < MEMORY_BOUND_MB[case]
+
+
+def _response(body: bytes, encoding: str) -> httpx.Response:
+    return httpx.Response(
+        200, headers={"Content-Encoding": encoding}, stream=httpx.ByteStream(body)
+    )
+
+
+def _deflate(data: bytes, wbits: int) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "wbits"),
+    [("gzip", 31), ("x-gzip", 31), ("deflate", 15), ("deflate", -15), ("identity", 0)],
+)
+def test_read_body_decodes_the_codings_it_asks_for(encoding: str, wbits: int) -> None:
+    text = b"<p>hello</p>" * 1000
+    body = _deflate(text, wbits) if wbits else text
+    response = _response(body, encoding)
+    assert read_body(response, source="s", max_bytes=len(text), deadline=1e12, seconds=1) == text
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding", "message"),
+    [
+        (b"x" * 11, "", "s: response exceeds the size cap of 10 bytes"),
+        (_deflate(b"x" * 11, 31), "gzip", "s: response exceeds the size cap of 10 bytes"
+         " (inflated from gzip)"),
+        (b"x", "br", "s: unsupported Content-Encoding 'br'"),
+        (b"not gzip at all", "gzip", "s: corrupt gzip body"
+         " (Error -3 while decompressing data: incorrect header check)"),
+    ],
+)  # fmt: skip
+def test_read_body_refuses(body: bytes, encoding: str, message: str) -> None:
+    with pytest.raises(LoaderError) as caught:
+        read_body(_response(body, encoding), source="s", max_bytes=10, deadline=1e12, seconds=1)
+    assert str(caught.value) == message
