@@ -91,6 +91,11 @@ class SearchFilters:
     header_prefix: str | None = None  # of the header path `A > B > C`
     title: str | None = None
 
+    def matches_nothing(self) -> bool:
+        """True when no object can match: a `title` without a letter or digit. Titles are
+        word-tokenized, and Weaviate refuses a filter that leaves no word to match."""
+        return bool(self.title) and not any(char.isalnum() for char in self.title or "")
+
 
 @dataclass(frozen=True, kw_only=True)
 class HybridQuery:
@@ -515,6 +520,8 @@ class Store:
         query_properties: list[str],
         return_properties: list[str],
     ) -> list[Match]:
+        if query.filters.matches_nothing():
+            return []
         try:
             result = collection.query.hybrid(
                 query.keywords,

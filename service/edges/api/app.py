@@ -40,6 +40,7 @@ from service.edges.api.documents import (
 from service.edges.api.exceptions import error_response
 from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
+from service.edges.api.openapi import ClosedStructSchemaPlugin
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
@@ -141,12 +142,7 @@ def create_app(
             AskController,
             SourceController,
             StatsController,
-            # The upload limit is a setting, known only now: Litestar reads it per layer.
-            type(
-                "DocumentController",
-                (DocumentController,),
-                {"request_max_body_size": resolved.api_max_upload_bytes},
-            ),
+            DocumentController.for_settings(resolved),  # its limits are settings
             JobController,
         ],
         dependencies={
@@ -159,6 +155,7 @@ def create_app(
         exception_handlers={Exception: synopsis_error_handler},
         lifespan=[lifespan, metrics_lifespan],
         before_send=[send_request_id],
+        plugins=[ClosedStructSchemaPlugin(resolved)],
         before_request=refuse_while_down,
         middleware=[prometheus_config().middleware],
         request_max_body_size=resolved.api_max_body_bytes,

@@ -23,9 +23,11 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
+from service.edges.api.bodies import strict_body
 from service.edges.api.exceptions import RETRY_AFTER_SECONDS
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
+from service.edges.api.openapi import EventStreamOperation, error_responses
 from service.edges.api.schemas import (
     AnswerToken,
     AskDone,
@@ -168,7 +170,12 @@ class MetricsController(Controller):
     tags = ("health",)
     guards = (require_read,)
 
-    @get(operation_id="getMetrics", summary="Prometheus metrics", media_type="text/plain")
+    @get(
+        operation_id="getMetrics",
+        summary="Prometheus metrics",
+        media_type="text/plain",
+        responses=error_responses(401),
+    )
     async def metrics(self, request: Request[Any, Any, Any]) -> Response[bytes]:
         """Requests and latencies by route and status, LLM and embedding calls, summary
         cache hits, jobs by state; Prometheus text, or OpenMetrics when accepted."""
@@ -185,11 +192,20 @@ class SearchController(Controller):
     tags = ("search",)
     guards = (require_read,)
 
-    @post(operation_id="search", summary="Search the index", status_code=HTTP_200_OK)
+    @post(
+        operation_id="search",
+        summary="Search the index",
+        status_code=HTTP_200_OK,
+        responses=error_responses(400, 401, 409, 413, 503),
+    )
     async def search(
-        self, data: JSONBody[SearchRequestBody], synopsis: SynopsisDependency
+        self,
+        data: JSONBody[SearchRequestBody],
+        synopsis: SynopsisDependency,
+        request: Request[Any, Any, Any],
     ) -> list[SearchHit]:
         """The originals that best match the query, best first."""
+        data = await strict_body(request, SearchRequestBody)  # Litestar's decoding is lax
         check_search_limits(data.query, data.k, synopsis.settings)
         hits = await synopsis.asearch(data.to_request(synopsis.settings))
         return [SearchHit.from_hit(hit) for hit in hits]
@@ -206,12 +222,14 @@ class AskController(Controller):
         operation_id="ask",
         summary="Answer a question from the indexed documents",
         status_code=HTTP_200_OK,
+        operation_class=EventStreamOperation,
         responses={
             HTTP_200_OK: ResponseSpec(
                 AskResponse,
                 description="The answer; with `stream: true`, server-sent events instead "
                 "(text/event-stream, see the description)",
-            )
+            ),
+            **error_responses(400, 401, 409, 413, 503),
         },
     )
     async def ask(
@@ -242,6 +260,7 @@ class AskController(Controller):
         place of `citations` and `done`; a request that fails before (limits, retrieval)
         gets an ordinary error response. A client that disconnects stops the generation.
         """
+        data = await strict_body(request, AskRequestBody)  # Litestar's decoding is lax
         check_answer_limits(data.question, data.k, synopsis.settings)
         search = data.to_request(synopsis.settings)
         if data.stream:
@@ -301,6 +320,7 @@ class SourceController(Controller):
         summary="List indexed sources",
         sync_to_thread=True,
         guards=[require_read],
+        responses=error_responses(401, 503),
     )
     def list_sources(self, synopsis: SynopsisDependency) -> list[SourceItem]:
         """Every indexed source with its chunk count, status and last ingest time."""
@@ -312,6 +332,7 @@ class SourceController(Controller):
         status_code=HTTP_200_OK,
         sync_to_thread=True,
         guards=[require_write],
+        responses=error_responses(400, 401, 403, 404, 503),
     )
     def delete_source(
         self,
@@ -334,7 +355,12 @@ class StatsController(Controller):
     tags = ("stats",)
     guards = (require_read,)
 
-    @get(operation_id="getStats", summary="Collection counts", sync_to_thread=True)
+    @get(
+        operation_id="getStats",
+        summary="Collection counts",
+        sync_to_thread=True,
+        responses=error_responses(401, 503),
+    )
     def stats(self, synopsis: SynopsisDependency) -> dict[str, Any]:
         """Object counts per collection and the embedding model the index was built with."""
         return dict(synopsis.stats())

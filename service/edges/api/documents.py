@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from copy import copy
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote_to_bytes
@@ -20,14 +22,23 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State, UploadFile
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, ValidationException
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    OpenAPIType,
+    Operation,
+    Reference,
+    RequestBody,
+    Schema,
+)
 from litestar.params import Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders.addresses import AddressPolicy
 from loaders.documents import HTML, MARKDOWN, TEXT
 from loaders.formats import CONTENT_TYPES_BY_SUFFIX
+from service.edges.api.bodies import decode_body, invalid_body
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
+from service.edges.api.openapi import error_responses
 from service.edges.api.schemas import DeletedSource
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
@@ -41,6 +52,7 @@ from service.synopsis import Synopsis
 __all__ = [
     "DocumentController",
     "DocumentCreate",
+    "document_create_operation",
     "provide_address_policy",
     "provide_job_store",
 ]
@@ -50,6 +62,8 @@ JobStoreDependency = NamedDependency[SkipValidation[JobStore]]
 AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
 
 FORMATS = {"markdown": MARKDOWN, "html": HTML, "text": TEXT}
+# offset + limit within Weaviate's QUERY_MAXIMUM_RESULTS (10,000 by default).
+_MAX_OFFSET = 10_000 - 200
 _MULTIPART = "multipart/form-data"
 _JSON = "application/json"
 
@@ -79,43 +93,83 @@ class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     title: Annotated[str, msgspec.Meta(max_length=500)] | None = None
 
 
-class DocumentCreateOperation(Operation):
-    """The OpenAPI operation of `POST /documents`: a JSON body or a multipart upload."""
+def _nullable(schema: Schema) -> Schema:
+    return Schema(one_of=[schema, Schema(type=OpenAPIType.NULL)])
 
-    def __post_init__(self) -> None:
-        json_schema = Schema(
-            type=OpenAPIType.OBJECT,
-            additional_properties=False,
-            properties={
-                "url": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
-                "crawl_depth": Schema(type=OpenAPIType.INTEGER, minimum=0),
-                "max_pages": Schema(type=OpenAPIType.INTEGER, minimum=1),
-                "content": Schema(type=OpenAPIType.STRING, min_length=1),
-                "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
-                "source": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
-                "title": Schema(type=OpenAPIType.STRING, max_length=500),
-            },
-        )
-        upload_schema = Schema(
-            type=OpenAPIType.OBJECT,
-            required=["files"],
-            properties={
-                "files": Schema(
-                    type=OpenAPIType.ARRAY,
-                    items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
-                )
-            },
-        )
-        self.request_body = RequestBody(
-            required=True,
-            description="A URL or inline content (JSON), or files (multipart, field `files`: "
-            + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX))
-            + ").",
-            content={
-                _JSON: OpenAPIMediaType(schema=json_schema),
-                _MULTIPART: OpenAPIMediaType(schema=upload_schema),
-            },
-        )
+
+def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
+    """The JSON body (a URL, or inline content) and the multipart body of `POST /documents`,
+    exactly as `DocumentController.create` accepts them, with the configured limits."""
+    common: dict[str, Schema | Reference] = {
+        "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
+        "title": _nullable(Schema(type=OpenAPIType.STRING, max_length=500)),
+    }
+    by_url = Schema(
+        type=OpenAPIType.OBJECT,
+        additional_properties=False,
+        required=["url"],
+        description="Fetch a URL (and with `crawl_depth`, the same site's pages it links to).",
+        properties={
+            "url": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
+            "crawl_depth": _nullable(
+                Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=settings.api_max_crawl_depth)
+            ),
+            "max_pages": _nullable(
+                Schema(type=OpenAPIType.INTEGER, minimum=1, maximum=settings.api_max_crawl_pages)
+            ),
+            "content": Schema(type=OpenAPIType.NULL),
+            "source": _nullable(Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048)),
+            **common,
+        },
+    )
+    inline = Schema(
+        type=OpenAPIType.OBJECT,
+        additional_properties=False,
+        required=["content", "source"],
+        description="Index `content` under the name `source`.",
+        properties={
+            "content": Schema(type=OpenAPIType.STRING, min_length=1),
+            "source": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
+            "url": Schema(type=OpenAPIType.NULL),
+            "crawl_depth": Schema(type=OpenAPIType.NULL),
+            "max_pages": Schema(type=OpenAPIType.NULL),
+            **common,
+        },
+    )
+    upload = Schema(
+        type=OpenAPIType.OBJECT,
+        required=["files"],
+        properties={
+            "files": Schema(
+                type=OpenAPIType.ARRAY,
+                min_items=1,
+                max_items=settings.api_max_upload_files,
+                items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
+            )
+        },
+    )
+    return Schema(one_of=[by_url, inline]), upload
+
+
+def document_create_operation(settings: Settings) -> type[Operation]:
+    """The OpenAPI operation of `POST /documents` for these settings: a JSON body (a URL or
+    inline content) or a multipart upload."""
+    json_schema, upload_schema = _create_schemas(settings)
+
+    @dataclass
+    class DocumentCreateOperation(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = RequestBody(
+                required=True,
+                description="A URL or inline content (JSON), or files (multipart, field "
+                "`files`: " + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)) + ").",
+                content={
+                    _JSON: OpenAPIMediaType(schema=json_schema),
+                    _MULTIPART: OpenAPIMediaType(schema=upload_schema),
+                },
+            )
+
+    return DocumentCreateOperation
 
 
 class DocumentItem(msgspec.Struct, kw_only=True):
@@ -185,20 +239,31 @@ class DocumentDetail(msgspec.Struct, kw_only=True):
 class DocumentController(Controller):
     """Indexed sources: ingest (as jobs), list, browse, delete.
 
-    `create_app` subclasses it with `request_max_body_size` set to
-    `SYNOPSIS_API_MAX_UPLOAD_BYTES`, which the settings decide only at startup.
+    `create_app` serves `for_settings(settings)`: the limits are settings, known only at
+    startup.
     """
 
     path = "/documents"
     tags = ("documents",)
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> type[DocumentController]:
+        """This controller with the limits of `settings`: the upload limit as its
+        `request_max_body_size` (Litestar reads it per layer) and `POST /documents`'s
+        OpenAPI operation with the crawl and upload limits."""
+        create = copy(cls.create)
+        create.operation_class = document_create_operation(settings)
+        attributes = {"request_max_body_size": settings.api_max_upload_bytes, "create": create}
+        return type(cls.__name__, (cls,), attributes)
 
     @post(
         operation_id="createDocuments",
         summary="Ingest a URL, inline content or uploaded files, as a job",
         status_code=HTTP_202_ACCEPTED,
         guards=[require_write],
-        operation_class=DocumentCreateOperation,
-        responses={},
+        # `for_settings` gives it the configured limits.
+        operation_class=document_create_operation(Settings()),
+        responses=error_responses(400, 401, 403, 413, 429, 503),
     )
     async def create(
         self,
@@ -252,6 +317,7 @@ class DocumentController(Controller):
         operation_id="listDocuments",
         summary="Indexed sources with counts, status and last job",
         guards=[require_read],
+        responses=error_responses(401, 503),
     )
     async def list_documents(
         self, synopsis: SynopsisDependency, jobs: JobStoreDependency
@@ -266,6 +332,7 @@ class DocumentController(Controller):
         operation_id="getDocument",
         summary="One source and a page of its chunks with their summaries",
         guards=[require_read],
+        responses=error_responses(400, 401, 404, 503),
     )
     async def get_document(
         self,
@@ -275,7 +342,15 @@ class DocumentController(Controller):
         jobs: JobStoreDependency,
         source: str,
         limit: Annotated[int, Parameter(ge=1, le=200, description="Chunks per page.")] = 50,
-        offset: Annotated[int, Parameter(ge=0, description="Chunks to skip.")] = 0,
+        offset: Annotated[
+            int,
+            Parameter(
+                ge=0,
+                le=_MAX_OFFSET,
+                description=f"Chunks to skip (at most {_MAX_OFFSET}: Weaviate reads at most "
+                "10,000 per query).",
+            ),
+        ] = 0,
     ) -> DocumentDetail:
         """The source's record and chunks in document order; 404 when it is not indexed.
 
@@ -303,6 +378,7 @@ class DocumentController(Controller):
         summary="Delete a source's originals and summaries",
         status_code=HTTP_200_OK,
         guards=[require_write],
+        responses=error_responses(400, 401, 403, 404, 503),
     )
     async def delete_document(
         self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, source: str
@@ -348,21 +424,11 @@ def _upload_name(filename: str) -> str:
 
 
 def _decode(raw: bytes) -> DocumentCreate:
-    try:
-        return msgspec.json.decode(raw, type=DocumentCreate)
-    except msgspec.ValidationError as exc:
-        message = str(exc)
-        field = message.rpartition("at `$.")[2].rstrip("`").split(".")[0].split("[")[0]
-        raise _invalid(field if "at `$." in message else "body", message) from None
-    except msgspec.DecodeError as exc:
-        raise _invalid("body", f"the body is not valid JSON: {exc}") from None
+    return decode_body(raw, DocumentCreate, where="POST /documents")
 
 
 def _invalid(field: str, message: str) -> ValidationException:
-    return ValidationException(
-        detail=f"Validation failed for POST /documents: {message}",
-        extra=[{"key": field, "message": message, "source": "body"}],
-    )
+    return invalid_body("POST /documents", field, message)
 
 
 def _at_most(field: str, value: int, limit: int, setting: str) -> None:

@@ -19,6 +19,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 from loaders import LoadOptions
 from loaders.addresses import AddressPolicy
 from service.edges.api.metrics import record_ingest
+from service.edges.api.openapi import error_responses
 from service.edges.api.security import caller_id, require_write
 from service.errors import JobsUnavailableError
 from service.index.replication import Replication
@@ -41,6 +42,11 @@ __all__ = [
 ]
 
 JobQueueDependency = NamedDependency[SkipValidation[JobQueue]]
+
+# Weaviate answers at most QUERY_MAXIMUM_RESULTS (10,000 by default) objects of a query,
+# counting the skipped ones: offset + limit must stay within it.
+_MAX_OFFSET = 10_000 - 100
+_OFFSET = f"Jobs to skip (at most {_MAX_OFFSET}: Weaviate reads at most 10,000 per query)."
 
 
 def opened_for_jobs(state: State, name: str) -> Any:
@@ -156,13 +162,17 @@ class JobController(Controller):
     tags = ("jobs",)
     guards = [require_write]  # noqa: RUF012 - Litestar reads it as a class attribute
 
-    @get(operation_id="listJobs", summary="The caller's recent jobs, newest first")
+    @get(
+        operation_id="listJobs",
+        summary="The caller's recent jobs, newest first",
+        responses=error_responses(400, 401, 403, 503),
+    )
     async def list_jobs(
         self,
         request: Request[Any, Any, Any],
         job_queue: JobQueueDependency,
         limit: Annotated[int, Parameter(ge=1, le=100, description="Jobs per page.")] = 20,
-        offset: Annotated[int, Parameter(ge=0, le=10_000, description="Jobs to skip.")] = 0,
+        offset: Annotated[int, Parameter(ge=0, le=_MAX_OFFSET, description=_OFFSET)] = 0,
     ) -> JobList:
         """Recent jobs with their state and progress."""
         jobs, total = await asyncio.to_thread(
@@ -172,7 +182,12 @@ class JobController(Controller):
             jobs=[JobView.from_job(job) for job in jobs], total=total, limit=limit, offset=offset
         )
 
-    @get("/{job_id:str}", operation_id="getJob", summary="One job's state and progress")
+    @get(
+        "/{job_id:str}",
+        operation_id="getJob",
+        summary="One job's state and progress",
+        responses=error_responses(400, 401, 403, 404, 503),
+    )
     async def get_job(
         self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
     ) -> JobView:
@@ -185,6 +200,7 @@ class JobController(Controller):
         operation_id="cancelJob",
         summary="Cancel a queued or running job",
         status_code=HTTP_200_OK,
+        responses=error_responses(400, 401, 403, 404, 409, 503),
     )
     async def cancel_job(
         self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
@@ -199,6 +215,7 @@ class JobController(Controller):
         operation_id="retryJob",
         summary="Run a failed, interrupted or cancelled job again",
         status_code=HTTP_202_ACCEPTED,
+        responses=error_responses(400, 401, 403, 404, 409, 429, 503),
     )
     async def retry_job(
         self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str

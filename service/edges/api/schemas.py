@@ -28,9 +28,15 @@ __all__ = [
 ]
 
 # Upper bounds are settings (SYNOPSIS_API_MAX_K, SYNOPSIS_API_MAX_QUERY_CHARS), checked in
-# service/edges/api/limits.py.
+# service/edges/api/limits.py; `extra["setting"]` names the one the OpenAPI document
+# declares as the bound (service/edges/api/openapi.py).
 Count = Annotated[
-    int, msgspec.Meta(ge=1, description="Originals to return (at most SYNOPSIS_API_MAX_K, 100).")
+    int,
+    msgspec.Meta(
+        ge=1,
+        description="Originals to return (at most SYNOPSIS_API_MAX_K, 100).",
+        extra={"setting": "api_max_k"},
+    ),
 ]
 Distance = Annotated[
     float,
@@ -43,7 +49,12 @@ Distance = Annotated[
     ),
 ]
 Text = Annotated[
-    str, msgspec.Meta(min_length=1, description="At most SYNOPSIS_API_MAX_QUERY_CHARS (4000).")
+    str,
+    msgspec.Meta(
+        min_length=1,
+        description="At most SYNOPSIS_API_MAX_QUERY_CHARS (4000).",
+        extra={"setting": "api_max_query_chars"},
+    ),
 ]
 
 
@@ -113,7 +124,7 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A question answered from the indexed documents only."""
 
     question: Text
-    k: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
+    k: Annotated[int, msgspec.Meta(ge=1, le=20, extra={"setting": "api_max_k"})] | None = None
     max_vector_distance: Distance | None = None
     # Server-sent events instead of one JSON body (`POST /ask`'s description).
     stream: bool = False

@@ -1,0 +1,155 @@
+"""What the OpenAPI document (`/schema/openapi.json`) declares beyond Litestar's defaults.
+
+Litestar documents a route's success response and, for routes with parameters or a
+body, its own 400. The API answers more than that, so each route declares the errors it
+can answer (`error_responses`), all with the app's one `ErrorBody`:
+
+| status | when |
+|---|---|
+| 400 | invalid body or parameter, or over a count/length limit (`field` names it) |
+| 401 | no valid key, when keys are configured |
+| 403 | a read key on a write route |
+| 404 | no such source or job (jobs: of this key) |
+| 409 | the job's state does not allow it; the index was built with another embedding model |
+| 413 | a body or file over its size limit |
+| 429 | the job queue, or this key's share of it, is full (`Retry-After`) |
+| 503 | Weaviate or Ollama unavailable (`dependency`), or no job queue here (`Retry-After`) |
+
+A request body (a Struct that refuses unknown fields) is declared as the app checks it by
+`ClosedStructSchemaPlugin`: closed, with its fields' bounds, the configured limits among
+them, so that a client generated from the document does not send what the API refuses.
+A fuzz run checks the document against the app (tests/service/edges/test_api_fuzz.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgspec
+
+# Litestar's own schema of a Struct; this plugin adds one keyword to what it builds.
+from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, OpenAPIType, Operation, Schema
+
+from service.edges.api.schemas import ErrorBody
+from service.settings import Settings
+
+if TYPE_CHECKING:
+    from litestar._openapi.schema_generation import SchemaCreator
+    from litestar.typing import FieldDefinition
+
+__all__ = [
+    "ERROR_DESCRIPTIONS",
+    "ClosedStructSchemaPlugin",
+    "EventStreamOperation",
+    "error_responses",
+]
+
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    400: "The request is invalid or over a limit; `field` names what",
+    401: "No valid API key (`Authorization: Bearer <key>`)",
+    403: "This route needs a write key",
+    404: "Not found (a source that is not indexed, a job that is not this key's)",
+    409: "Not now: the job's state does not allow it, or the index was built with another "
+    "embedding model",
+    413: "The body (or an uploaded file) is over its size limit",
+    429: "The job queue, or this key's share of it, is full; retry after `Retry-After` s",
+    503: "Weaviate or Ollama is unavailable (`dependency`), or this process has no job "
+    "queue; retry after `Retry-After` s",
+}
+
+
+def error_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """The OpenAPI responses of these error statuses: an `ErrorBody` each."""
+    return {
+        code: ResponseSpec(ErrorBody, description=ERROR_DESCRIPTIONS[code], generate_examples=False)
+        for code in codes
+    }
+
+
+# One server-sent event of `POST /ask` (`data` is JSON: a token, the citations, the checked
+# answer, or an `ErrorBody`).
+_EVENT = Schema(
+    type=OpenAPIType.OBJECT,
+    required=["event", "data"],
+    properties={
+        "event": Schema(type=OpenAPIType.STRING, enum=["token", "citations", "done", "error"]),
+        "data": Schema(type=OpenAPIType.STRING),
+        "id": Schema(type=OpenAPIType.STRING),
+        "retry": Schema(type=OpenAPIType.INTEGER),
+    },
+)
+
+
+@dataclass
+class EventStreamOperation(Operation):
+    """An operation whose 200 response may also be server-sent events (`text/event-stream`,
+    what `POST /ask` answers with `"stream": true`), besides its JSON."""
+
+    def __post_init__(self) -> None:
+        success = (self.responses or {}).get("200")
+        if isinstance(success, OpenAPIResponse):
+            success.content = {
+                **(success.content or {}),
+                "text/event-stream": OpenAPIMediaType(schema=_EVENT),
+            }
+
+
+class ClosedStructSchemaPlugin(StructSchemaPlugin):
+    """The schema of a request Struct (one with `forbid_unknown_fields`) as the app checks it.
+
+    Closed (`additionalProperties: false`); every numeric bound of its fields, including
+    the zero ones Litestar leaves out (`ge=0.0`); and the bounds that are settings: a field
+    whose `msgspec.Meta` has `extra={"setting": name}` gets `maximum` (a number) or
+    `maxLength` (a string) from `settings.<name>`, the lower of it and a fixed bound.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        if not super().is_plugin_supported_field(field_definition):
+            return False
+        info = msgspec.inspect.type_info(field_definition.type_)
+        return isinstance(info, msgspec.inspect.StructType) and info.forbid_unknown_fields
+
+    def to_openapi_schema(
+        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
+    ) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        schema.additional_properties = False
+        info = msgspec.inspect.type_info(field_definition.type_)
+        assert isinstance(info, msgspec.inspect.StructType)
+        for field in info.fields:
+            prop = (schema.properties or {}).get(field.encode_name)
+            if isinstance(prop, Schema):
+                self._bound(prop, field.type)
+        return schema
+
+    def _bound(self, prop: Schema, kind: msgspec.inspect.Type) -> None:
+        if isinstance(kind, msgspec.inspect.UnionType):
+            arms = [t for t in kind.types if not isinstance(t, msgspec.inspect.NoneType)]
+            if len(arms) != 1:
+                return
+            kind = arms[0]
+        setting = None
+        if isinstance(kind, msgspec.inspect.Metadata):
+            setting = (kind.extra or {}).get("setting")
+            kind = kind.type
+        limit = None if setting is None else int(getattr(self.settings, setting))
+        if isinstance(kind, msgspec.inspect.IntType | msgspec.inspect.FloatType):
+            if kind.ge is not None:
+                prop.minimum = kind.ge
+            if kind.gt is not None:
+                prop.exclusive_minimum = kind.gt
+            if kind.le is not None:
+                prop.maximum = kind.le
+            if kind.lt is not None:
+                prop.exclusive_maximum = kind.lt
+            if limit is not None:
+                prop.maximum = limit if prop.maximum is None else min(prop.maximum, limit)
+        elif isinstance(kind, msgspec.inspect.StrType) and limit is not None:
+            bound = kind.max_length
+            prop.max_length = limit if bound is None else min(bound, limit)
