@@ -265,7 +265,12 @@ def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converge
 def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converges(
     isolated_settings: IsolatedSettings, tmp_path: Path
 ) -> None:
-    settings = _settings(isolated_settings(800, weaviate=False), "TestFaultOllama")
+    shared = Settings.from_env()
+    settings = dataclasses.replace(
+        _settings(isolated_settings(800, weaviate=False), "TestFaultOllama"),
+        # The shared Weaviate, reached as an external one: its gRPC port too.
+        weaviate_grpc_port=shared.local_weaviate_grpc_port,
+    )
     LocalStack(settings).up()
     _drop(settings)
     expected = _clean_counts(settings, tmp_path)
