@@ -10,6 +10,7 @@ process. Every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -214,11 +215,24 @@ def test_kill_9_of_the_service_mid_job_interrupts_it_and_a_retry_converges(
 # -- Weaviate and Ollama ------------------------------------------------------------------
 
 
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children = task / "children"
+        for child in children.read_text().split() if children.exists() else []:
+            found += [int(child), *_descendants(int(child))]
+    return found
+
+
 def _kill_component(settings: Settings, name: str) -> None:
     status = LocalStack(settings).status()
     component = status.weaviate if name == "weaviate" else status.ollama
     assert component.pid is not None, f"{name} is not running"
-    os.kill(component.pid, signal.SIGKILL)
+    # The server and what it started (Ollama's model runners), as a container's end
+    # would: a runner left behind would go on using the CPU.
+    for pid in [component.pid, *_descendants(component.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while LocalStack(settings).status().components[0 if name == "weaviate" else 1].running:
         assert time.monotonic() < deadline
