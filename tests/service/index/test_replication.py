@@ -28,6 +28,13 @@ class _Data:
         return call
 
 
+class _Query:
+    """Answers the readiness query a newly created collection is probed with."""
+
+    def fetch_objects(self, **kwargs: Any) -> None:
+        return None
+
+
 class _Collection:
     """Records which consistency level each data call went out at."""
 
@@ -36,6 +43,7 @@ class _Collection:
     ) -> None:
         self._log, self.name, self.level = log, name, level
         self.data = _Data(log, name, level)
+        self.query = _Query()
 
     def with_consistency_level(self, level: ConsistencyLevel) -> _Collection:
         return _Collection(self._log, self.name, level.value)
