@@ -788,3 +788,45 @@ def test_api_on_the_real_stack(api_settings: Settings, tmp_path: Path) -> None:
             assert client.post("/search", json={"query": "vinegar"}).json() == []
         finally:
             synopsis.store.drop()
+
+
+@pytest.mark.integration
+def test_ask_streamed_on_the_real_stack(api_settings: Settings, tmp_path: Path) -> None:
+    """The real answer model through `POST /ask` with `"stream": true`: tokens, then the
+    citations, then the checked answer, which is the tokens or their replacement."""
+    document = tmp_path / "kettle.md"
+    document.write_text(DOC, encoding="utf-8")
+    settings = dataclasses.replace(api_settings, collection_prefix="TestApiAsk")
+    with TestClient(create_app(settings)) as client:
+        synopsis: Synopsis = client.app.state.synopsis
+        synopsis.store.drop()  # leftovers of an interrupted run
+        try:
+            assert synopsis.ingest([str(document)]).failed == []
+            response = client.post(
+                "/ask",
+                json={"question": "How do I descale the kettle with vinegar?", "stream": True},
+            )
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            events = _events(response.text)
+            names = [name for name, _ in events]
+            tokens = names.count("token")
+            assert tokens >= 1
+            assert names == ["token"] * tokens + ["citations", "done"]
+            streamed = "".join(data["text"] for name, data in events if name == "token")
+            citations, done = events[-2][1], events[-1][1]
+            assert done["llm_called"] is True
+            assert done["kind"] in ("generated", "extractive", "refusal")
+            if done["kind"] == "generated":
+                assert (done["answer"], done["replaced"]) == (streamed.strip(), False)
+                assert done["support"] >= settings.answer_min_support
+            if done["kind"] == "extractive":
+                assert done["replaced"] is True
+                assert done["grounding"]
+                assert "vinegar" in done["answer"]
+                assert done["answer"].endswith("[1]")
+            if done["kind"] != "refusal":
+                assert citations[0]["headers"] == ["Kettle manual", "Descaling the kettle"]
+                assert citations[0]["source"] == str(document)
+        finally:
+            synopsis.store.drop()
