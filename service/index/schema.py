@@ -21,16 +21,22 @@ import time
 from collections.abc import Callable
 
 import weaviate
+from weaviate.classes.config import DataType, Property, Tokenization
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
 from service.errors import StoreError
 
-__all__ = ["USABLE_TIMEOUT_SECONDS", "ensure_collection", "wait_usable"]
+__all__ = ["USABLE_TIMEOUT_SECONDS", "ensure_collection", "keyword_property", "wait_usable"]
 
 #: How long a collection another process is creating may take to answer a query.
 USABLE_TIMEOUT_SECONDS = 30.0
 
 _NOT_LOADED = "non-existing index"
+
+
+def keyword_property(name: str) -> Property:
+    """A text property matched whole (`field` tokenization): ids, names, states, hashes."""
+    return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
 
 
 def ensure_collection(

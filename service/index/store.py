@@ -56,7 +56,7 @@ from service.index.records import (
     header_path,
 )
 from service.index.replication import Replication
-from service.index.schema import ensure_collection
+from service.index.schema import ensure_collection, keyword_property
 
 __all__ = [
     "ORIGINAL_HIT_PROPERTIES",
@@ -200,15 +200,11 @@ class Store:
             vector_config=Configure.Vectors.self_provided(),
             replication_config=self.replication.config(),
             properties=[
-                Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                keyword_property("source"),
                 Property(name="title", data_type=DataType.TEXT),
-                Property(
-                    name="content_hash", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
-                ),
-                Property(
-                    name="settings_key", data_type=DataType.TEXT, tokenization=Tokenization.FIELD
-                ),
-                Property(name="status", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                keyword_property("content_hash"),
+                keyword_property("settings_key"),
+                keyword_property("status"),
                 Property(name="chunks", data_type=DataType.INT),
                 Property(name="pending", data_type=DataType.INT),
                 Property(name="ingested_at", data_type=DataType.DATE),

@@ -33,7 +33,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.index.identity import NAMESPACE
 from service.index.records import now
 from service.index.replication import Replication
-from service.index.schema import ensure_collection
+from service.index.schema import ensure_collection, keyword_property
 from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
@@ -41,10 +41,6 @@ __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
 #: How long a claimant waits before it reads its claim back (see the module docstring).
 CLAIM_SETTLE_SECONDS = 0.3
 _LIST_LIMIT = 1_000
-
-
-def _keyword(name: str) -> Property:
-    return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
 
 
 def _stored(name: str) -> Property:
@@ -95,11 +91,11 @@ class JobStore:
             vector_config=Configure.Vectors.self_provided(),
             replication_config=self.replication.config(),
             properties=[
-                _keyword("job_id"),
-                _keyword("state"),
-                _keyword("owner"),
-                _keyword("worker"),
-                _keyword("kind"),
+                keyword_property("job_id"),
+                keyword_property("state"),
+                keyword_property("owner"),
+                keyword_property("worker"),
+                keyword_property("kind"),
                 Property(
                     name="sources", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.FIELD
                 ),
@@ -123,7 +119,7 @@ class JobStore:
             description="Synopsis: one object per claimed job attempt",
             vector_config=Configure.Vectors.self_provided(),
             replication_config=self.replication.config(),
-            properties=[_keyword("job_id"), _keyword("worker")],
+            properties=[keyword_property("job_id"), keyword_property("worker")],
         )
 
     def drop(self) -> None:
