@@ -243,6 +243,8 @@ class JobRunner:
                 self._running.pop(job.id, None)
         if item.stop_reason == "lost":
             return  # another process (or our own shutdown) has set its state
+        if state == "done":  # before the state says so: a client may look at once
+            shutil.rmtree(upload_dir(self.uploads, job.id), ignore_errors=True)
         self._finish(
             job,
             state,
@@ -250,8 +252,6 @@ class JobRunner:
             progress=tracker,
             report=report,
         )
-        if state == "done":
-            shutil.rmtree(upload_dir(self.uploads, job.id), ignore_errors=True)
         self.wake()
 
     def _finish(
