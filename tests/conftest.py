@@ -12,8 +12,12 @@ takes minutes, so it happens once per session, and `-m "not corpus"` skips it.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -109,3 +113,44 @@ def python_docs() -> LoadedCorpus:
     started = time.monotonic()
     documents = list(load([str(PYTHON_DOCS)], on_error=errors.append))
     return LoadedCorpus(documents, errors, time.monotonic() - started)
+
+
+# -- the run must end ---------------------------------------------------------------------
+
+#: How long the finished run waits for threads the tests left running.
+_THREAD_GRACE_SECONDS = 60.0
+#: Set when such threads were still there: the process then ends at unconfigure.
+_LEFT_THREADS = pytest.StashKey[bool]()
+
+
+def _threads_left() -> list[threading.Thread]:
+    """Threads that would keep the interpreter from exiting (alive, not daemon, not main)."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A non-daemon thread left by a test would hang the process after the summary (CI
+    would time out with every test passed): wait a while, then name it, with its stack,
+    and fail the run."""
+    deadline = time.monotonic() + _THREAD_GRACE_SECONDS
+    for thread in _threads_left():
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    left = _threads_left()
+    if not left:
+        return
+    frames = sys._current_frames()
+    for thread in left:
+        frame = frames.get(thread.ident or -1)
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
+        print(f"\nthread left running by the tests: {thread.name}\n{stack}", file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    session.config.stash[_LEFT_THREADS] = True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the process now if such threads are still there (they were reported above)."""
+    if config.stash.get(_LEFT_THREADS, False):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(pytest.ExitCode.TESTS_FAILED))

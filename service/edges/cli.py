@@ -380,7 +380,7 @@ def ask(
     The model's reply is checked against the passages it was given; when it fails the
     check (code or names that no passage has, sentences no passage supports), the answer
     is the best passage's lead sentences and code block instead. A line after the answer
-    says which it is: generated, extractive, or no answer.
+    says which it is (generated or extractive); "I don't know" needs no such line.
     """
     from service.query.answer import Answer
     from service.query.search import search_request
@@ -410,7 +410,8 @@ def ask(
             if answer.text != "".join(streamed).strip():
                 click.echo("\n(replaced: the reply above failed the grounding check)\n")
                 click.echo(answer.text)
-    click.echo(f"\n{_answer_kind(answer)}")
+    if answer.kind != "refusal":  # a refusal says so itself
+        click.echo(f"\n{_answer_kind(answer)}")
     if answer.missing_terms:
         named = ", ".join(repr(term) for term in answer.missing_terms)
         click.echo(f"(no retrieved passage mentions {named})", err=True)
@@ -432,9 +433,7 @@ def _answer_kind(answer: Answer) -> str:
     """The line that says what the answer is."""
     if answer.kind == "generated":
         return f"(generated answer, grounding support {answer.support:.2f})"
-    if answer.kind == "extractive":
-        return "(extractive answer: quoted from passage [1]; the model's reply was not grounded)"
-    return "(no answer)"
+    return "(extractive answer: quoted from passage [1]; the model's reply was not grounded)"
 
 
 @main.command("serve")

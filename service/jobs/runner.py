@@ -26,7 +26,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,7 +100,6 @@ class JobRunner:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
-        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="job")
         self._poller: threading.Thread | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -127,8 +125,8 @@ class JobRunner:
             self._finish(item.job, "interrupted", reason=reason)
         if self._poller is not None:
             self._poller.join(timeout=self.poll + 5)
-        # A job thread still inside a model call ends at its next event; do not wait.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        # A job thread still inside a model call ends at its next event; do not wait (its
+        # state says interrupted already, and a retry converges).
 
     def running_ids(self) -> list[str]:
         """The jobs this process runs now."""
@@ -202,7 +200,11 @@ class JobRunner:
                 item = _Running(job=job)
                 with self._lock:
                     self._running[job.id] = item
-                self._pool.submit(self._run, item)
+                # A daemon thread per job (at most `workers` at once: `free` counts them):
+                # one stuck in a model call must not keep the process from exiting.
+                threading.Thread(
+                    target=self._run, args=(item,), name=f"job-{job.id[:8]}", daemon=True
+                ).start()
                 free -= 1
 
     # -- running ------------------------------------------------------------------------

@@ -403,6 +403,9 @@ def _source_name(request: Request[Any, Any, Any], path_value: str) -> str:
     raw = request.scope.get("raw_path")
     root = request.scope.get("root_path", "").encode("latin-1")
     if isinstance(raw, bytes):
+        # ASGI's raw_path has no query string, but some clients (httpx's test transport)
+        # send one; a literal `?` cannot be part of the path.
+        raw = raw.split(b"?", 1)[0]
         if root and raw.startswith(root):
             raw = raw[len(root) :]
         prefix = b"/documents/"
