@@ -71,8 +71,8 @@ def chunk_documents(
 
     Args:
         documents: Markdown documents, e.g. from `loaders.load`.
-        max_tokens: the token limit of a chunk (a single longer line is the only
-            exception; such chunks are passed to `on_oversized` and logged).
+        max_tokens: the token limit of a chunk (an over-long line is cut inside; a
+            chunk still over it would be passed to `on_oversized` and logged).
         overlap_tokens: up to this many tokens of whole blocks repeated from the
             previous chunk of the same section.
         unwanted_headers: sections under these headers are dropped (and passed to
@@ -117,7 +117,7 @@ def chunk_documents(
             result = Document(page_content=content, metadata=metadata)
             if chunk.oversized:
                 logger.warning(
-                    "%s: chunk %d has %d tokens (limit %d): a single line is that long",
+                    "%s: chunk %d has %d tokens (limit %d)",
                     source,
                     metadata[CHUNK_INDEX],
                     tokens,

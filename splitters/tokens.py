@@ -15,8 +15,10 @@ How a text is cut:
 * A block larger than the limit on its own is cut at line boundaries. A fenced code
   block so cut becomes pieces that each carry the original opening fence line
   (same fence, same info string) and a closing fence, so every piece is valid
-  Markdown. A single line longer than the limit is never cut: its chunk is the only
-  kind allowed over the limit, and it is reported through `on_oversized`.
+  Markdown. A single line longer than the limit is cut inside the line, after a
+  space where there is one in the piece's second half, else at a token boundary; the
+  pieces join back without a separator. (A chunk over the limit can then only come
+  from an estimate the exact count corrects; `on_oversized` still reports any.)
 * An unclosed fence (which runs to the end of the text) is closed in the output
   with a fence of the same character and length.
 * Overlap (`overlap_tokens`) repeats *whole blocks*: each chunk after the first
@@ -52,6 +54,10 @@ __all__ = ["Chunk", "MarkdownTokenSplitter"]
 
 # Estimated cost of the blank line that separates two blocks ("\n\n" is one token).
 _SEPARATOR_TOKENS = 1
+
+# A line over the limit is read in windows of this many characters per allowed token
+# (English runs about four characters to a cl100k_base token).
+_LINE_WINDOW_CHARS_PER_TOKEN = 4
 
 # A text longer than this many characters per allowed token is almost surely over the
 # limit, so counting it whole first would be wasted work; it goes to the block path.
@@ -99,9 +105,10 @@ class _Unit:
 
     @property
     def splittable(self) -> bool:
+        """More than one character to cut between (at a newline or inside a line)."""
         if self.kind is BlockKind.CODE:
-            return "\n" in self.text[len(self.opener) + 1 : len(self.text) - len(self.closer) - 1]
-        return "\n" in self.text
+            return self.body_end - self.body_start > 1
+        return len(self.text.strip()) > 1
 
 
 def _code_text(opener: str, body: str | None, closer: str) -> str:
@@ -129,8 +136,7 @@ class MarkdownTokenSplitter(TextSplitter):
         """Create a token splitter.
 
         Args:
-            max_tokens: the most cl100k_base tokens in a chunk (except a single line
-                longer than that, which is kept whole and reported).
+            max_tokens: the most cl100k_base tokens in a chunk.
             overlap_tokens: up to this many tokens of whole blocks from the end of
                 the previous chunk start the next one; must be below `max_tokens`.
             keep_text_after_code: prefer keeping the text right after a code block
@@ -250,16 +256,30 @@ class MarkdownTokenSplitter(TextSplitter):
         span_start, span_end = (
             (unit.body_start, unit.body_end) if is_code else (unit.start, unit.end)
         )
+        overhead = self._count(unit.opener) + self._count(unit.closer) + 2 if is_code else 0
+        line_budget = max(1, budget - overhead)
         line_starts: list[int] = []
         line_ends: list[int] = []
+        sizes: list[int] = []
         offset = span_start
         for line in text[span_start:span_end].split("\n"):
-            line_starts.append(offset)
-            line_ends.append(offset + len(line))
+            # A line this long is over the limit for any text worth indexing; cutting a
+            # line that was not costs nothing (its pieces join back without a gap).
+            too_long = len(line) > line_budget * _WHOLE_COUNT_CHARS_PER_TOKEN
+            size = 0 if too_long else self._count(line)
+            if not too_long and size <= line_budget:
+                line_starts.append(offset)
+                line_ends.append(offset + len(line))
+                sizes.append(size)
+            else:  # a line over the limit alone: cut inside it
+                for start, end, tokens in self._cut_line(
+                    text, offset, offset + len(line), line_budget
+                ):
+                    line_starts.append(start)
+                    line_ends.append(end)
+                    sizes.append(tokens)
             offset += len(line) + 1
-        sizes = [self._count(text[s:e]) for s, e in zip(line_starts, line_ends, strict=True)]
-        overhead = self._count(unit.opener) + self._count(unit.closer) + 2 if is_code else 0
-        ranges = pack(sizes, max(1, budget - overhead), separator=1)
+        ranges = pack(sizes, line_budget, separator=1)
         pieces: list[_Unit] = []
         for number, (lo, hi) in enumerate(ranges):
             first, last = number == 0, number == len(ranges) - 1
@@ -296,6 +316,31 @@ class MarkdownTokenSplitter(TextSplitter):
                         last=last and unit.last,
                     )
                 )
+        return pieces
+
+    def _cut_line(self, text: str, start: int, end: int, budget: int) -> list[tuple[int, int, int]]:
+        """Cut `text[start:end]` (one line) into contiguous pieces of at most `budget`
+        tokens, each ending after a space where one is in its second half.
+
+        Returns ``(start, end, tokens)`` per piece. Each window of the line is encoded
+        once (a cut piece once more), so a line of millions of characters costs about
+        two passes."""
+        pieces: list[tuple[int, int, int]] = []
+        window = budget * _LINE_WINDOW_CHARS_PER_TOKEN
+        position = start
+        while position < end:
+            stop = min(end, position + window)
+            tokens = self._encode(text[position:stop])
+            size = len(tokens)
+            if size > budget:
+                head = cl100k_base().decode_bytes(tokens[:budget]).decode("utf-8", "ignore")
+                stop = position + max(1, len(head))
+                space = text.rfind(" ", position + (stop - position) // 2, stop)
+                if space >= 0:
+                    stop = space + 1
+                size = self._count(text[position:stop])
+            pieces.append((position, stop, size))
+            position = stop
         return pieces
 
     # -- packing --------------------------------------------------------------
@@ -382,7 +427,11 @@ def _join(text: str, units: Sequence[_Unit]) -> str:
     """Join units with the source's own separators (a newline between pieces)."""
     parts = [units[0].text]
     for left, right in itertools.pairwise(units):
-        gap = text[left.end : right.start] if left.end <= right.start else ""
-        parts.append(gap if gap.strip(" \t\r\n") == "" and gap else "\n")
+        if left.end == right.start:  # pieces of one line: nothing between them
+            between = ""
+        else:
+            gap = text[left.end : right.start] if left.end < right.start else ""
+            between = gap if gap.strip(" \t\r\n") == "" and gap else "\n"
+        parts.append(between)
         parts.append(right.text)
     return "".join(parts)

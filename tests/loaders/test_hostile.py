@@ -31,8 +31,8 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "10000-pages.pdf": ("loaded", 10_000, ""),
     "binary.html": ("refused", 0, r"binary data, not text"),
     "invalid-utf8.html": ("loaded", 1, ""),
-    # One paragraph on one line: the splitter never cuts a line, so one (oversized) chunk.
-    "single-line-20mb.html": ("loaded", 1, ""),
+    # One paragraph on one line, cut inside the line: 9,950 chunks, none over the limit.
+    "single-line-20mb.html": ("loaded", 9_950, ""),
     "nested-5000.html": ("loaded", 1, ""),
     "unclosed-5000.html": ("loaded", 1, ""),
     "headers-10000.md": ("loaded", 10_000, ""),
@@ -50,7 +50,7 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     ),
     "http-endless-body": ("refused", 0, rf"response exceeds {CAP}"),
     "http-binary-as-html": ("refused", 0, r"binary data, not text"),
-    "http-single-line-20mb": ("loaded", 1, ""),
+    "http-single-line-20mb": ("loaded", 9_950, ""),
     "http-10000-response-headers": (
         "refused",
         0,

@@ -123,12 +123,13 @@ def test_unwanted_sections_are_dropped_and_reported() -> None:
     ]
 
 
-def test_oversized_chunks_are_reported() -> None:
+def test_no_chunk_is_over_the_limit_not_even_from_one_long_line() -> None:
     reported: list[Document] = []
     doc = loaded("x.md", "one " * 50 + "\n\nshort")
     chunks = list(chunk_documents([doc], max_tokens=10, on_oversized=reported.append))
-    assert [c.metadata["tokens"] > 10 for c in chunks] == [True, False]
-    assert reported == [chunks[0]]
+    assert chunks[-1].page_content.endswith("\n\nshort")
+    assert max(c.metadata["tokens"] for c in chunks) <= 10
+    assert reported == []
 
 
 def test_pdf_chunks_carry_their_own_pages_and_no_page_markers() -> None:

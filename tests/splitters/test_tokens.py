@@ -111,15 +111,36 @@ def test_unclosed_fence_is_closed_in_the_output() -> None:
     assert MarkdownTokenSplitter().split_text(text) == ["Text.\n\n~~~py\nx = 1\n~~~"]
 
 
-def test_single_overlong_line_is_the_only_oversized_chunk_and_is_reported() -> None:
+def test_an_overlong_line_is_cut_after_spaces_and_its_pieces_rejoin_it() -> None:
     long_line = "word " * 60 + "end"
     text = f"{para(0)}\n\n{long_line}\n\n{para(1)}"
     reported: list[Chunk] = []
     splitter = MarkdownTokenSplitter(max_tokens=20, on_oversized=reported.append)
     chunks = splitter.split_chunks(text)
-    assert [c.content for c in chunks] == [para(0), long_line, para(1)]
-    assert [c.oversized for c in chunks] == [False, True, False]
-    assert reported == [chunks[1]]
+    assert chunks[0].content == para(0)
+    assert chunks[-1].content == para(1)
+    pieces = [c.content for c in chunks[1:-1]]
+    assert "".join(pieces) == long_line
+    assert all(piece.endswith(" ") for piece in pieces[:-1])  # cut after a space
+    assert max(c.tokens for c in chunks) <= 20
+    assert len(pieces) == 4  # 121 tokens in pieces of at most 20, balanced by the packer
+    assert reported == []
+
+
+def test_a_line_without_spaces_is_cut_at_token_boundaries() -> None:
+    line = "x" * 5000
+    chunks = MarkdownTokenSplitter(max_tokens=50).split_chunks(line)
+    assert "".join(c.content for c in chunks) == line
+    assert max(c.tokens for c in chunks) <= 50
+    assert not any(c.oversized for c in chunks)
+
+
+def test_a_code_block_of_one_overlong_line_is_cut_into_fenced_pieces() -> None:
+    code = "```js\n" + "a=1;" * 400 + "\n```"
+    chunks = MarkdownTokenSplitter(max_tokens=100).split_text(code)
+    assert len(chunks) > 1
+    assert all(c.startswith("```js\n") and c.endswith("\n```") for c in chunks)
+    assert "".join(c[len("```js\n") : -len("\n```")] for c in chunks) == "a=1;" * 400
 
 
 def test_a_long_multiline_block_is_cut_at_lines() -> None:
