@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc maven)
+apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc maven chromium)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -41,6 +41,7 @@ from service.edges.api.exceptions import error_response
 from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.openapi import ClosedStructSchemaPlugin
+from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
@@ -54,6 +55,8 @@ from service.errors import (
     QueueFullError,
     RequestLimitError,
     SearchError,
+    SourceNotFoundError,
+    SourceNotReadyError,
     StackError,
     StoreError,
     SynopsisError,
@@ -70,6 +73,8 @@ STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (UnsafeUrlError, 400),
     (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
     (JobNotFoundError, 404),
+    (SourceNotFoundError, 404),
+    (SourceNotReadyError, 409),
     (JobStateError, 409),
     (QueueFullError, 429),
     (JobsUnavailableError, 503),
@@ -144,6 +149,7 @@ def create_app(
             StatsController,
             DocumentController.for_settings(resolved),  # its limits are settings
             JobController,
+            PageController,
         ],
         dependencies={
             "job_queue": Provide(provide_job_queue, sync_to_thread=False),

@@ -28,7 +28,7 @@ from service.settings import Settings
 __all__ = ["UNWATCHED_PATHS", "WeaviateWatch", "refuse_while_down", "watching_weaviate"]
 
 #: Routes that answer without Weaviate (or report its state themselves).
-UNWATCHED_PATHS = ("/health", "/ready", "/metrics", "/schema")
+UNWATCHED_PATHS = ("/health", "/ready", "/metrics", "/schema", "/ui/")
 
 
 def weaviate_ready_url(settings: Settings) -> str:
@@ -93,7 +93,7 @@ async def refuse_while_down(request: Request[Any, Any, Any]) -> None:
     watch = getattr(request.app.state, "weaviate_watch", None)
     if not isinstance(watch, WeaviateWatch) or not watch.down:
         return
-    if request.url.path.startswith(UNWATCHED_PATHS):
+    if request.url.path == "/" or request.url.path.startswith(UNWATCHED_PATHS):
         return
     assert watch.down_since is not None
     seconds = time.monotonic() - watch.down_since

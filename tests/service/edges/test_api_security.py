@@ -42,6 +42,9 @@ JOB = "00000000-0000-0000-0000-00000000000a"
 ROUTES: list[tuple[str, str, Any, Role | None, int]] = [
     ("GET", "/health", None, None, 200),
     ("GET", "/ready", None, None, 200),
+    ("GET", "/", None, None, 200),  # the search page: its requests carry the key
+    ("GET", "/ui/app.js", None, None, 200),
+    ("GET", "/ui/style.css", None, None, 200),
     ("GET", "/metrics", None, Role.READ, 200),
     ("POST", "/search", {"query": "range()"}, Role.READ, 200),
     ("POST", "/ask", {"question": "How do I loop?"}, Role.READ, 200),

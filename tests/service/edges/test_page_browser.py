@@ -1,0 +1,274 @@
+"""The search page in a real browser (Debian's Chromium, driven by Playwright) against
+`synopsis`'s app on the real stack: the key prompt, a search with its options, a streamed
+answer with clickable citations and its kind, an upload whose job is followed to done,
+indexed `<script>` and event handlers rendered inert, and no script or policy error on
+the way.
+
+Screenshots go to `SYNOPSIS_SCREENSHOTS_DIR` when it is set (docs/ has the last ones).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+from service.connections import connect_weaviate
+from service.edges.api import create_app
+from service.index.store import Store
+from service.ingest.pipeline import IngestReport
+from service.jobs import JobStore
+from service.settings import Settings
+from tests.service.conftest import CONTROLFLOW
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Headless, and nothing that reaches out on its own (this machine's network is closed).
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+READ_KEY = "browser-read-key-0123456789"
+WRITE_KEY = "browser-write-key-9876543210"
+QUESTION = "I want to write a Python script that prints numbers from 1 to 30."
+#: A model call (an answer, or the upload's summaries) on a CPU that may be busy.
+MODEL_TIMEOUT_MS = 900_000
+UPLOAD_PREFIX = "TestPageUpload"
+#: A page with markup that must stay text: a script and an event handler.
+HOSTILE_MD = """# Kettle care
+
+## Descaling
+
+Descale the kettle every month with white vinegar.
+<script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2">
+
+```sh
+descale --vinegar  # one cup
+```
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve(settings: Settings) -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, name=f"page-server-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        assert thread.is_alive(), "the server stopped while starting"
+        assert time.monotonic() < deadline, "the server did not start within 120 s"
+        time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def base_url(core_settings: Settings, controlflow: IngestReport) -> Iterator[str]:
+    """The app over the shared controlflow index: read key only, no job worker."""
+    settings = dataclasses.replace(core_settings, api_read_keys=READ_KEY, jobs_workers=0)
+    yield from _serve(settings)
+
+
+def _drop(settings: Settings) -> None:
+    client = connect_weaviate(settings)
+    try:
+        Store(client, prefix=settings.collection_prefix).drop()
+        JobStore(client, prefix=settings.collection_prefix).drop()
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def upload_url(core_settings: Settings) -> Iterator[str]:
+    """The app over collections of its own, with a job worker, for uploads."""
+    settings = dataclasses.replace(
+        core_settings,
+        collection_prefix=UPLOAD_PREFIX,
+        api_read_keys=READ_KEY,
+        api_write_keys=WRITE_KEY,
+        jobs_workers=1,
+        jobs_poll_seconds=0.2,
+        summary_timeout=max(core_settings.summary_timeout, 600.0),
+    )
+    _drop(settings)
+    try:
+        yield from _serve(settings)
+    finally:
+        _drop(settings)
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is missing: scripts/bootstrap.sh installs Debian's chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        opened = context.new_page()
+        problems: list[str] = []
+        opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        opened.on(
+            "console",
+            lambda message: (
+                problems.append(f"console {message.type}: {message.text}")
+                if message.type == "error" and "401" not in message.text
+                else None
+            ),
+        )
+        yield opened
+        browser.close()
+    assert problems == []
+
+
+def _screenshot(page: Page, name: str, tmp_path: Path) -> None:
+    directory = Path(os.environ.get("SYNOPSIS_SCREENSHOTS_DIR", tmp_path))
+    directory.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=directory / f"{name}.png", full_page=True)
+
+
+def _idle(page: Page) -> None:
+    """Wait until the form's request has ended (its buttons are enabled again)."""
+    page.wait_for_function("!document.querySelector('#search-button').disabled")
+
+
+def test_search_asks_for_the_key_then_shows_the_originals_with_their_summaries(
+    page: Page, base_url: str, tmp_path: Path
+) -> None:
+    page.goto(f"{base_url}/")
+    page.fill("#query", QUESTION)
+    page.click("#search-button")
+    page.wait_for_selector("#status.error")
+    assert (page.text_content("#status") or "").startswith("HTTP 401")
+    assert page.get_attribute("#key-box", "open") is not None  # opened for the key
+
+    page.fill("#api-key", READ_KEY)
+    page.press("#api-key", "Tab")  # `change`: kept in sessionStorage
+    page.click("#search-button")
+    page.wait_for_selector("#hits li")
+    paths = page.locator("#hits li .path").all_text_contents()
+    assert "range()" in paths[0], paths
+    assert page.locator("#hits li .summary").count() == len(paths)  # every chunk has one
+    assert page.text_content("#status") == f"{len(paths)} results"
+    assert page.locator("#hits li .source").first.inner_text() == CONTROLFLOW
+    page.locator("#hits li details summary").first.click()
+    # The chunk's Markdown rendered: its code block as highlighted code.
+    code = page.locator("#hits li pre.md-code code").first
+    assert "range(" in code.inner_text()
+    assert code.locator("span.tok-kw").count() > 0
+    _screenshot(page, "web-search", tmp_path)
+
+    # The options reach the API: a source prefix that matches nothing finds nothing.
+    page.select_option("#mode", "originals")
+    page.fill("#k", "3")
+    page.click("#search-button")
+    page.wait_for_selector("#hits li")
+    assert page.locator("#hits li").count() == 3
+    page.fill("#source-prefix", "/nowhere/")
+    page.click("#search-button")
+    page.wait_for_selector("#status:has-text('No results.')")
+
+    # The key stays for the tab: a reload searches without asking again.
+    page.reload()
+    page.fill("#query", "the break statement in loops")
+    page.click("#search-button")
+    page.wait_for_selector("#hits li")
+    assert not page.locator("#status.error").count()
+
+
+def test_ask_streams_an_answer_with_its_kind_and_clickable_citations(
+    page: Page, base_url: str, tmp_path: Path
+) -> None:
+    page.goto(f"{base_url}/")
+    page.fill("#api-key", READ_KEY)
+    page.fill("#query", QUESTION)
+    page.click("#ask-button")
+    page.wait_for_selector("#answer-kind[data-kind]", timeout=MODEL_TIMEOUT_MS)
+    kind = page.get_attribute("#answer-kind", "data-kind")
+    answer = page.inner_text("#answer-text").strip()
+    citations = page.locator("#citations li").all_text_contents()
+    assert kind in ("generated", "extractive", "refusal")
+    assert answer
+    if kind == "refusal":
+        return
+    assert citations
+    assert "range()" in citations[0]
+    if kind == "extractive":
+        assert "not grounded" in (page.text_content("#status") or "")
+    # [1] in the answer opens the first citation's passage.
+    page.locator("#answer-text a.cite").first.click()
+    assert page.locator("#citation-1 details").get_attribute("open") is not None
+    assert page.locator("#citation-1 .markdown").inner_text().strip()
+    _screenshot(page, "web-ask", tmp_path)
+
+
+def test_an_upload_is_followed_to_done_and_its_markup_stays_text(
+    page: Page, upload_url: str, tmp_path: Path
+) -> None:
+    upload = tmp_path / "kettle.md"
+    upload.write_text(HOSTILE_MD)
+    page.goto(f"{upload_url}/#sources")
+    page.fill("#api-key", READ_KEY)
+    page.fill("#write-key", WRITE_KEY)
+    page.set_input_files("#files", str(upload))
+    page.click("#upload-button")
+    page.wait_for_selector("#job-state[data-state]")
+    page.wait_for_selector(
+        "#job-state[data-state='done'], #job-state[data-state='failed']", timeout=MODEL_TIMEOUT_MS
+    )
+    assert page.get_attribute("#job-state", "data-state") == "done", page.inner_text("#job")
+    assert "summarized 1/1" in page.inner_text("#job-progress")
+    assert page.locator("#job-bar").get_attribute("value") == "1"
+    rows = page.locator("#documents tbody tr").all_inner_texts()
+    assert [row.split("\t")[:4] for row in rows] == [["kettle.md", "Kettle care", "1", "complete"]]
+    _screenshot(page, "web-upload", tmp_path)
+
+    page.goto(f"{upload_url}/#search")
+    page.fill("#query", "how often should I descale the kettle")
+    page.click("#search-button")
+    page.wait_for_selector("#hits li")
+    _idle(page)
+    page.locator("#hits li details summary").first.click()
+    shown = page.locator("#hits li .markdown").first.inner_text()
+    assert "<script>window.pwned = 1</script>" in shown  # the markup is text on the page
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#hits img, #hits script").count() == 0
+
+
+def test_a_query_with_markup_is_shown_as_text(page: Page, base_url: str) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{base_url}/?q=" + "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E")
+    page.fill("#api-key", READ_KEY)
+    page.click("#search-button")
+    page.wait_for_selector("#status:not(:empty)")
+    _idle(page)
+    assert dialogs == []
+    assert page.locator("img").count() == 0
+    assert page.input_value("#query") == "<img src=x onerror=alert(1)>"
