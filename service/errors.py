@@ -18,6 +18,9 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 │   └── EmbeddingMismatchError the collection was indexed with another embedding model
 ├── SearchError               a search request is invalid
 ├── RequestLimitError         a request exceeds a configured limit (names the field)
+├── SourceError               an indexed source cannot be given as asked
+│   ├── SourceNotFoundError   no such source is indexed
+│   └── SourceNotReadyError   its ingest has not finished (summaries still pending)
 ├── JobError                  an ingest job cannot be found, changed or queued
 │   ├── JobNotFoundError      no such job (or not the caller's)
 │   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
@@ -65,6 +68,9 @@ __all__ = [
     "RemoteError",
     "RequestLimitError",
     "SearchError",
+    "SourceError",
+    "SourceNotFoundError",
+    "SourceNotReadyError",
     "SplitterError",
     "StackError",
     "StoreError",
@@ -113,6 +119,18 @@ class RequestLimitError(SynopsisError):
         super().__init__(message)
         self.field = field
         self.too_large = too_large
+
+
+class SourceError(SynopsisError):
+    """An indexed source cannot be given as asked."""
+
+
+class SourceNotFoundError(SourceError):
+    """No source of this name is indexed."""
+
+
+class SourceNotReadyError(SourceError):
+    """The source's ingest has not finished: some of its summaries are still pending."""
 
 
 class JobError(SynopsisError):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack
-from service.errors import StoreError
+from service.errors import SourceNotFoundError, SourceNotReadyError, StoreError
 from service.index.records import SourceRecord
 from service.index.replication import Replication
 from service.index.store import SourceChunk, Store
@@ -38,8 +38,13 @@ if TYPE_CHECKING:
     from service.ingest.resummarize import ResummarizeReport
     from service.ingest.summarize import Summarizer
     from service.query.answer import Answer, Answerer
+    from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
 
 __all__ = ["Synopsis"]
+
+#: Chunks read per query when a whole document is read (Weaviate reads at most 10,000
+#: objects past an offset, so a page size keeps it in one window for most documents).
+_CHUNK_PAGE = 500
 
 
 class Synopsis:
@@ -63,6 +68,7 @@ class Synopsis:
         self.embedder = embedder
         self._summarizer = summarizer
         self._answerer: Answerer | None = None
+        self._document_summarizer: DocumentSummarizer | None = None
         self.searcher = Searcher(self.store, embedder)
 
     @property
@@ -99,6 +105,21 @@ class Synopsis:
             )
         return self._answerer
 
+    @property
+    def document_summarizer(self) -> DocumentSummarizer:
+        """The document summarizer (the answer model's; built on first use)."""
+        if self._document_summarizer is None:
+            from service.query.answer import answer_model
+            from service.query.document_summary import DocumentSummarizer
+
+            self._document_summarizer = DocumentSummarizer(
+                answer_model(self.settings),
+                model_name=self.settings.resolved_answer_model,
+                cache_dir=self.settings.data_dir / "document-summaries",
+                min_support=self.settings.answer_min_support,
+            )
+        return self._document_summarizer
+
     @classmethod
     def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:
         """Connect to the configured Weaviate and Ollama, starting the local stack if needed."""
@@ -119,6 +140,8 @@ class Synopsis:
         self.embedder.close()
         if self._answerer is not None:
             self._answerer.close()
+        if self._document_summarizer is not None:
+            self._document_summarizer.close()
         self.client.close()
 
     def __enter__(self) -> Synopsis:
@@ -288,6 +311,26 @@ class Synopsis:
         if not self.store.exists():
             return [], 0
         return self.store.source_chunks(source, limit=limit, offset=offset)
+
+    def document_summary(self, source: str, *, style: SummaryStyle = "brief") -> DocumentSummary:
+        """A summary of the whole document from its chunks' summaries (cached; see
+        `service.query.document_summary`). Raises SourceNotFoundError when it is not
+        indexed, SourceNotReadyError while its ingest is still writing summaries."""
+        record = self.source(source)
+        if record is None:
+            raise SourceNotFoundError(f"{source} is not indexed (see `synopsis docs list`)")
+        if record.status != "complete":
+            raise SourceNotReadyError(
+                f"{source} is still being ingested ({record.pending} of its {record.chunks} "
+                "summaries pending); ask again once its ingest is done"
+            )
+        chunks: list[SourceChunk] = []
+        while len(chunks) < record.chunks:
+            page, _ = self.store.source_chunks(source, limit=_CHUNK_PAGE, offset=len(chunks))
+            if not page:
+                break
+            chunks.extend(page)
+        return self.document_summarizer.summarize(record, chunks, style=style)
 
     def delete_source(self, source: str) -> tuple[int, int]:
         """Remove a source's originals and summaries; returns (originals, summaries) deleted."""

@@ -563,6 +563,46 @@ def docs_delete(settings: Settings, source: str) -> None:
     click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")
 
 
+@main.command("summarize")
+@click.argument("source")
+@click.option(
+    "--style",
+    type=click.Choice(["brief", "detailed"]),
+    default="brief",
+    show_default=True,
+    help="brief: one paragraph; detailed: a sentence or two per main part.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_obj
+@_one_line_errors
+def summarize(settings: Settings, source: str, style: str, as_json: bool) -> None:
+    """Summarize the whole of SOURCE from its chunks' summaries.
+
+    The answer model writes it on first request (one call per group of sections that fits
+    its prompt); it is cached until the document changes. A reply that fails the grounding
+    check is replaced by the document's outline, quoted from the index.
+    """
+    import dataclasses
+
+    with _open(settings) as synopsis:
+        summary = synopsis.document_summary(
+            source, style="detailed" if style == "detailed" else "brief"
+        )
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(summary), indent=2))
+        return
+    click.echo(summary.text)
+    origin = "cached" if summary.cached else f"{summary.llm_calls} model calls"
+    kind = (
+        f"generated, grounding support {summary.support or 0:.2f}"
+        if summary.kind == "generated"
+        else "extractive: the document's outline, quoted from the index"
+    )
+    click.echo(
+        f"\n({kind}; {summary.style}; {summary.sections} sections; {origin}; {summary.model})"
+    )
+
+
 @main.command("resummarize")
 @click.option(
     "--kind",

@@ -46,6 +46,7 @@ from service.index.records import SourceRecord
 from service.index.store import SourceChunk
 from service.jobs.queue import NewFile
 from service.jobs.store import JobStore
+from service.query.document_summary import DocumentSummary
 from service.settings import Settings
 from service.synopsis import Synopsis
 
@@ -236,6 +237,43 @@ class DocumentDetail(msgspec.Struct, kw_only=True):
     offset: int
 
 
+class DocumentSummaryView(msgspec.Struct, kw_only=True):
+    """A whole document's summary (`GET /documents/{source}/summary`): `kind` generated
+    (the model's, which passed the grounding check) or extractive (the outline quoted)."""
+
+    source: str
+    title: str
+    summary: str
+    kind: Literal["generated", "extractive"]
+    sections: int
+    llm_calls: int
+    cached: bool
+    model: str
+    style: Literal["brief", "detailed"]
+    support: float | None = None
+
+    @classmethod
+    def from_summary(cls, summary: DocumentSummary) -> DocumentSummaryView:
+        """The response form of a document summary."""
+        return cls(
+            source=summary.source,
+            title=summary.title,
+            summary=summary.text,
+            kind=summary.kind,
+            sections=summary.sections,
+            llm_calls=summary.llm_calls,
+            cached=summary.cached,
+            model=summary.model,
+            style=summary.style,
+            support=summary.support,
+        )
+
+
+#: `GET /documents/{source}/summary`: a path that names no source but ends so asks for
+#: the summary of the source before it (a source whose own name ends so is shown itself).
+SUMMARY_SUFFIX = "/summary"
+
+
 class DocumentController(Controller):
     """Indexed sources: ingest (as jobs), list, browse, delete.
 
@@ -332,7 +370,7 @@ class DocumentController(Controller):
         operation_id="getDocument",
         summary="One source and a page of its chunks with their summaries",
         guards=[require_read],
-        responses=error_responses(400, 401, 404, 503),
+        responses=error_responses(400, 401, 404, 409, 503),
     )
     async def get_document(
         self,
@@ -351,13 +389,27 @@ class DocumentController(Controller):
                 "10,000 per query).",
             ),
         ] = 0,
-    ) -> DocumentDetail:
+        style: Annotated[
+            Literal["brief", "detailed"],
+            Parameter(description="Only for `/documents/{source}/summary`: its length."),
+        ] = "brief",
+    ) -> DocumentDetail | DocumentSummaryView:
         """The source's record and chunks in document order; 404 when it is not indexed.
 
         Put the source in the path percent-encoded (`/documents/https%3A%2F%2F…`).
+
+        `/documents/{source}/summary` is a summary of the whole document instead, written
+        from its chunks' summaries by the answer model on first request, then cached
+        until the document changes (`DocumentSummaryView`); 409 while its ingest is
+        still writing summaries.
         """
         name = _source_name(request, source)
         record = await asyncio.to_thread(synopsis.source, name)
+        if record is None and name.endswith(SUMMARY_SUFFIX):
+            summary = await asyncio.to_thread(
+                synopsis.document_summary, name.removesuffix(SUMMARY_SUFFIX), style=style
+            )
+            return DocumentSummaryView.from_summary(summary)
         if record is None:
             raise NotFoundException(detail=f"{name} is not indexed")
         chunks, total = await asyncio.to_thread(
