@@ -17,12 +17,20 @@ import platformdirs
 
 from service.errors import ConfigurationError
 
-__all__ = ["CONSISTENCY_LEVELS", "ENV_PREFIX", "WEAVIATE_NODE_PORT_STRIDE", "Settings"]
+__all__ = [
+    "CONSISTENCY_LEVELS",
+    "ENV_PREFIX",
+    "REWRITE_METHODS",
+    "WEAVIATE_NODE_PORT_STRIDE",
+    "Settings",
+]
 
 ENV_PREFIX = "SYNOPSIS_"
 
 #: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
+#: How a conversation's follow-up becomes a search query (`conversation_rewrite`).
+REWRITE_METHODS = ("model", "previous", "none")
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
@@ -146,6 +154,15 @@ class Settings:
     # sets every reply that passed at 0.6 was wrong, and 0.7 removed some on both
     # (docs/answers.md); no correct reply was seen, so re-measure for a larger answer model.
     answer_min_support: float = 0.7
+    # Conversations (POST /conversations, service/conversations/): the turns kept per
+    # conversation (older ones are dropped), and how a follow-up becomes a search query:
+    # "model" (the chat model rewrites it from the last `conversation_context_turns`
+    # turns, and the previous turn's query is put before it when the rewrite is unusable),
+    # "previous" (only that), "none" (the follow-up as asked). docs/conversations.md
+    # measures the three.
+    conversation_max_turns: int = 20
+    conversation_context_turns: int = 3
+    conversation_rewrite: str = "model"
 
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"
@@ -208,6 +225,16 @@ class Settings:
         self._check_replication()
         self._check_local_ports()
         self._check_api_limits()
+        if self.conversation_rewrite not in REWRITE_METHODS:
+            raise ConfigurationError(
+                f"{self.env_names()['conversation_rewrite']} must be one of "
+                f"{', '.join(REWRITE_METHODS)}"
+            )
+        if self.conversation_max_turns < 1 or self.conversation_context_turns < 1:
+            raise ConfigurationError(
+                f"{self.env_names()['conversation_max_turns']} and "
+                f"{self.env_names()['conversation_context_turns']} must be at least 1"
+            )
         if not 0.0 <= self.answer_min_support <= 1.0:
             raise ConfigurationError(
                 f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"

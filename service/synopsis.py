@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack
 from service.errors import SourceNotFoundError, SourceNotReadyError, StoreError
-from service.index.records import SourceRecord
+from service.index.records import SourceRecord, header_path, now
 from service.index.replication import Replication
 from service.index.store import SourceChunk, Store
 from service.models.embed import Embedder, ollama_embeddings
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from langchain_core.documents import Document
 
     from loaders import LoadOptions
+    from service.conversations import Conversation, ConversationStore
     from service.ingest.attach import ReattachReport
     from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
     from service.ingest.reindex import ReindexReport
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from service.ingest.summarize import Summarizer
     from service.query.answer import Answer, Answerer
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
+    from service.query.rewrite import QueryRewriter, RewriteMethod
 
 __all__ = ["Synopsis"]
 
@@ -69,6 +71,8 @@ class Synopsis:
         self._summarizer = summarizer
         self._answerer: Answerer | None = None
         self._document_summarizer: DocumentSummarizer | None = None
+        self._rewriter: QueryRewriter | None = None
+        self._conversations: ConversationStore | None = None
         self.searcher = Searcher(self.store, embedder)
 
     @property
@@ -120,6 +124,35 @@ class Synopsis:
             )
         return self._document_summarizer
 
+    @property
+    def rewriter(self) -> QueryRewriter:
+        """The follow-up rewriter (the answer model's, when it uses one; built on first use)."""
+        if self._rewriter is None:
+            from service.query.answer import answer_model
+            from service.query.rewrite import QueryRewriter
+
+            method = cast("RewriteMethod", self.settings.conversation_rewrite)  # checked
+            self._rewriter = QueryRewriter(
+                answer_model(self.settings) if method == "model" else None,
+                model_name=self.settings.resolved_answer_model,
+                method=method,
+                context_turns=self.settings.conversation_context_turns,
+            )
+        return self._rewriter
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """The durable conversations (their collection is created on first use)."""
+        if self._conversations is None:
+            from service.conversations import ConversationStore
+
+            self._conversations = ConversationStore(
+                self.client,
+                prefix=self.settings.collection_prefix,
+                replication=Replication.from_settings(self.settings),
+            )
+        return self._conversations
+
     @classmethod
     def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:
         """Connect to the configured Weaviate and Ollama, starting the local stack if needed."""
@@ -142,6 +175,8 @@ class Synopsis:
             self._answerer.close()
         if self._document_summarizer is not None:
             self._document_summarizer.close()
+        if self._rewriter is not None:
+            self._rewriter.close()
         self.client.close()
 
     def __enter__(self) -> Synopsis:
@@ -295,6 +330,40 @@ class Synopsis:
         return request or search_request(
             self.settings, question, max_vector_distance=self.settings.answer_max_vector_distance
         )
+
+    def start_conversation(self, owner: str) -> Conversation:
+        """A new, empty conversation of `owner` (an API key's id), stored."""
+        import uuid
+
+        from service.conversations import Conversation
+
+        started = now()
+        conversation = Conversation(
+            id=str(uuid.uuid4()), owner=owner, created_at=started, updated_at=started
+        )
+        self.conversations.create(conversation)
+        return conversation
+
+    def converse(self, conversation: Conversation, question: str) -> tuple[Conversation, Answer]:
+        """Ask `question` in `conversation`: rewritten into a self-contained query from the
+        earlier turns (`service.query.rewrite`), answered like `ask`; the turn is stored
+        (the last `conversation_max_turns` are kept). Returns the updated conversation."""
+        from service.conversations import Turn
+
+        rewrite = self.rewriter.rewrite(conversation.queries, question)
+        answer = self.ask(rewrite.query)
+        turn = Turn(
+            question=question,
+            query=rewrite.query,
+            rewrite=rewrite.method,
+            answer=answer.text,
+            kind=answer.kind,
+            citations=[f"{hit.source} § {header_path(hit.headers)}" for hit in answer.citations],
+            asked_at=now(),
+        )
+        updated = conversation.with_turn(turn, max_turns=self.settings.conversation_max_turns)
+        self.conversations.save(updated)
+        return updated, answer
 
     def sources(self) -> list[SourceRecord]:
         """Every ingested source."""

@@ -32,6 +32,7 @@ from service.edges.api.controllers import (
     provide_ollama_http,
     provide_synopsis,
 )
+from service.edges.api.conversations import ConversationController
 from service.edges.api.documents import (
     DocumentController,
     provide_address_policy,
@@ -149,6 +150,7 @@ def create_app(
             StatsController,
             DocumentController.for_settings(resolved),  # its limits are settings
             JobController,
+            ConversationController,
             PageController,
         ],
         dependencies={

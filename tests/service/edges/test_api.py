@@ -15,6 +15,7 @@ import ollama
 import pytest
 from litestar.testing import AsyncTestClient, TestClient
 
+from service.conversations import Conversation, Turn
 from service.edges.api import create_app
 from service.errors import (
     BuildError,
@@ -75,6 +76,19 @@ RECORD = SourceRecord(
 )
 
 
+class FakeConversations:
+    """An in-memory `ConversationStore`."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, Conversation] = {}
+
+    def get(self, conversation_id: str) -> Conversation | None:
+        return self.saved.get(conversation_id)
+
+    def delete(self, conversation_id: str) -> None:
+        self.saved.pop(conversation_id, None)
+
+
 class FakeSynopsis:
     """Stands in for `Synopsis` where the point is the API's own mapping and validation."""
 
@@ -98,6 +112,8 @@ class FakeSynopsis:
         self.closed = False
         # What a streamed answer's model writes (a real Answerer streams it).
         self.model = ScriptedStreamModel(tokens=["Use", " ", "range(3)", " ", "[1]."])
+        self.conversations = FakeConversations()
+        self.started = 0
 
     def weaviate_ready(self) -> bool:
         return self.ready
@@ -137,6 +153,36 @@ class FakeSynopsis:
         self.requests.append(request)
         self._call("aask_stream")
         return Answerer(self.model, model_name="fake").astream(question, [HIT])
+
+    def start_conversation(self, owner: str) -> Conversation:
+        self._call("start_conversation")
+        self.started += 1
+        at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        conversation = Conversation(
+            id=f"00000000-0000-0000-0000-{self.started:012d}",
+            owner=owner,
+            created_at=at,
+            updated_at=at,
+        )
+        self.conversations.saved[conversation.id] = conversation
+        return conversation
+
+    def converse(self, conversation: Conversation, question: str) -> tuple[Conversation, Answer]:
+        self._call("converse")
+        query = f"{conversation.queries[-1]} {question}" if conversation.turns else question
+        answer = self.ask(query, SearchRequest(query=query))
+        turn = Turn(
+            question=question,
+            query=query,
+            rewrite="previous" if conversation.turns else "none",
+            answer=answer.text,
+            kind=answer.kind,
+            citations=[f"{hit.source} § {' > '.join(hit.headers)}" for hit in answer.citations],
+            asked_at=dt.datetime(2026, 1, 1, 0, len(conversation.turns) + 1, tzinfo=dt.UTC),
+        )
+        updated = conversation.with_turn(turn, max_turns=2)
+        self.conversations.saved[updated.id] = updated
+        return updated, answer
 
     def sources(self) -> list[SourceRecord]:
         self._call("sources")

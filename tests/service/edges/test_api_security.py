@@ -42,6 +42,11 @@ JOB = "00000000-0000-0000-0000-00000000000a"
 ROUTES: list[tuple[str, str, Any, Role | None, int]] = [
     ("GET", "/health", None, None, 200),
     ("GET", "/ready", None, None, 200),
+    ("POST", "/conversations", None, Role.READ, 201),
+    # A conversation of another key, or none: 404 either way.
+    ("GET", f"/conversations/{JOB}", None, Role.READ, 404),
+    ("POST", f"/conversations/{JOB}/messages", {"question": "And then?"}, Role.READ, 404),
+    ("DELETE", f"/conversations/{JOB}", None, Role.READ, 404),
     ("GET", "/", None, None, 200),  # the search page: its requests carry the key
     ("GET", "/ui/app.js", None, None, 200),
     ("GET", "/ui/style.css", None, None, 200),
