@@ -1,0 +1,55 @@
+"""A conversation on the real stack: a question, then a follow-up that the real chat
+model rewrites from it, both answered from the index; the turns survive a restart of the
+service (a new app over the same Weaviate); another key cannot see them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from litestar.testing import TestClient
+
+from service.edges.api import create_app
+from service.ingest.pipeline import IngestReport
+from service.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+KEYS = "conv-read-a, conv-read-b"
+A = {"Authorization": "Bearer conv-read-a"}
+B = {"Authorization": "Bearer conv-read-b"}
+FIRST = "How do I loop over a sequence of numbers in Python?"
+FOLLOW_UP = "and how do I make it count down instead?"
+
+
+def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
+    core_settings: Settings, controlflow: IngestReport
+) -> None:
+    settings = dataclasses.replace(core_settings, api_read_keys=KEYS, jobs_workers=0)
+    with TestClient(create_app(settings)) as client:
+        conversation = client.post("/conversations", headers=A).json()
+        path = f"/conversations/{conversation['id']}"
+        first = client.post(f"{path}/messages", json={"question": FIRST}, headers=A)
+        assert first.status_code == 200, first.text
+        assert first.json()["turn"]["rewrite"] == "none"
+        second = client.post(f"{path}/messages", json={"question": FOLLOW_UP}, headers=A)
+        assert second.status_code == 200, second.text
+        turn = second.json()["turn"]
+        # The real model wrote the query, or it was unusable and the first question leads.
+        assert turn["rewrite"] in ("model", "previous")
+        if turn["rewrite"] == "previous":
+            assert turn["query"] == f"{FIRST} {FOLLOW_UP}"
+        assert {"count", "down"} & set(turn["query"].lower().replace("?", "").split())
+        answer = second.json()["answer"]
+        assert answer["kind"] in ("generated", "extractive", "refusal")
+        assert turn["answer"] == answer["answer"]
+
+    # A new app (a restarted service) reads the same turns from Weaviate.
+    with TestClient(create_app(settings)) as client:
+        kept = client.get(path, headers=A)
+        assert kept.status_code == 200
+        assert [t["question"] for t in kept.json()["turns"]] == [FIRST, FOLLOW_UP]
+        assert kept.json()["turns"][1]["query"] == turn["query"]
+        assert client.get(path, headers=B).status_code == 404
+        assert client.delete(path, headers=A).status_code == 200
+        assert client.get(path, headers=A).status_code == 404
