@@ -45,7 +45,7 @@ from bs4.element import Doctype, NavigableString, PreformattedString
 from lxml import etree
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
-from splitters.markdown_syntax import fence_block
+from splitters.markdown_syntax import fence_block, header_id_attribute
 
 __all__ = ["MAX_MARKUP_TAGS", "HtmlPage", "html_to_markdown", "links"]
 
@@ -129,6 +129,11 @@ _LANGUAGE_ALIASES = {"python3": "python", "py": "python", "py3": "python", "defa
 # Private-use characters: markdownify neither escapes nor collapses them.
 _PLACEHOLDER = "\ue000{}\ue001"
 _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
+# A heading's anchor, until the Markdown is written (then a `{#id}` attribute).
+_ANCHOR_PLACEHOLDER = "\ue002{}\ue003"
+_ANCHOR_PLACEHOLDER_RE = re.compile("[ \t]*\ue002(\\d+)\ue003")
+# Ids written as header attributes: those `{#id}` can hold (splitters.markdown_syntax).
+_ANCHOR_ID = re.compile(r"[A-Za-z0-9_:.\-]+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _LXML_PARSER = lxml.html.HTMLParser(huge_tree=True)
 _EXTRACT_NEWLINES = re.compile(r"^(\n*)((?:.*[^\n])?)(\n*)$", flags=re.DOTALL)
@@ -562,6 +567,53 @@ def _is_permalink_text(text: str) -> bool:
     return text in _PERMALINK_MARKS or not any(char.isalnum() for char in text)
 
 
+def _heading_anchor(heading: Tag) -> str:
+    """The id a link to `heading`'s section would use: the heading's own, that of the
+    section it opens (a `<section>` or `class="section"` parent whose first heading it
+    is), or the target of a permalink or named anchor inside it; "" when there is none
+    (or not a plain id)."""
+    candidates: list[object] = [heading.get("id")]
+    parent = heading.parent
+    if (
+        isinstance(parent, Tag)
+        and (parent.name == "section" or "section" in _classes(parent))
+        and parent.find(_HEADINGS) is heading
+    ):
+        candidates.append(parent.get("id"))
+    for anchor in (tag for tag in _tags(heading) if tag.name == "a"):
+        href = anchor.get("href")
+        candidates += [href[1:] if isinstance(href, str) and href.startswith("#") else None]
+        candidates += [anchor.get("id"), anchor.get("name")]
+    return next((c for c in candidates if isinstance(c, str) and _ANCHOR_ID.fullmatch(c)), "")
+
+
+def _mark_anchors(headings: list[Tag]) -> list[str]:
+    """Put a placeholder at the end of every heading that has an anchor; returns the
+    anchors, which `_restore_anchors` writes as `{#id}` header attributes."""
+    anchors: list[str] = []
+    for heading in headings:
+        if heading.name not in _HEADINGS or _gone(heading):
+            continue
+        anchor = _heading_anchor(heading)
+        if anchor:
+            heading.append(NavigableString(_ANCHOR_PLACEHOLDER.format(len(anchors))))
+            anchors.append(anchor)
+    return anchors
+
+
+def _restore_anchors(markdown: str, anchors: list[str]) -> str:
+    """The placeholders of `_mark_anchors` as header attributes (`{#id}`); one that did
+    not end up on a header line (a heading inside a table, say) is removed."""
+
+    def attribute(match: re.Match[str]) -> str:
+        line_start = markdown.rfind("\n", 0, match.start()) + 1
+        if markdown[line_start:].lstrip(" ").startswith("#"):
+            return " " + header_id_attribute(anchors[int(match.group(1))])
+        return ""
+
+    return _ANCHOR_PLACEHOLDER_RE.sub(attribute, markdown)
+
+
 def _clean_permalinks(headings: list[Tag]) -> None:
     for heading in headings:
         if _gone(heading):
@@ -779,6 +831,7 @@ def html_to_markdown(
     tags = _Tags.of(main)
     for comment in tags.comments:
         comment.extract()
+    anchors = _mark_anchors(tags.headings)
     _clean_permalinks(tags.headings)
     _absolutize(tags, base_url)
     codes = _extract_code(tags.pres, soup)
@@ -787,7 +840,7 @@ def html_to_markdown(
         converted = str(_CONVERTER.convert_soup(main))
     except RecursionError:
         converted = _flat_markdown(main)
-    markdown = _restore_code(converted, codes)
+    markdown = _restore_anchors(_restore_code(converted, codes), anchors)
     return HtmlPage(markdown=markdown + "\n" if markdown else "", title=title)
 
 

@@ -358,7 +358,7 @@ class Synopsis:
             rewrite=rewrite.method,
             answer=answer.text,
             kind=answer.kind,
-            citations=[f"{hit.source} § {header_path(hit.headers)}" for hit in answer.citations],
+            citations=[f"{hit.location} § {header_path(hit.headers)}" for hit in answer.citations],
             asked_at=now(),
         )
         updated = conversation.with_turn(turn, max_turns=self.settings.conversation_max_turns)

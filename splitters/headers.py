@@ -27,7 +27,7 @@ from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 
 from splitters.markdown_syntax import Header, iter_atx_headers
-from splitters.metadata import HEADERS, START_INDEX, header_key
+from splitters.metadata import ANCHOR, HEADERS, START_INDEX, header_key
 
 __all__ = [
     "DEFAULT_UNWANTED_HEADERS",
@@ -58,10 +58,13 @@ class Section:
     start: int
 
     def header_metadata(self) -> dict[str, Any]:
-        """``headers`` (list of texts, H1 side first) and ``Header N`` keys."""
+        """``headers`` (list of texts, H1 side first), ``Header N`` keys, and ``anchor``
+        (the innermost header's that has one) when a header has an anchor."""
         metadata: dict[str, Any] = {HEADERS: [h.text for h in self.headers]}
         for header in self.headers:
             metadata[header_key(header.level)] = header.text
+            if header.anchor:
+                metadata[ANCHOR] = header.anchor
         return metadata
 
 

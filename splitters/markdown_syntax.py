@@ -38,6 +38,7 @@ __all__ = [
     "closing_fence",
     "fence_block",
     "fences_balanced",
+    "header_id_attribute",
     "iter_atx_headers",
     "iter_code_blocks",
     "iter_segments",
@@ -50,6 +51,8 @@ _CLOSER = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?\Z")
 _BACKTICK_RUNS = re.compile(r"`+")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+([^\r]*?))?[ \t]*\r?\Z")
 _CLOSING_HASHES = re.compile(r"(?:\A|[ \t]+)#+\Z")
+# A trailing `{#id}` (or `{#id .class key=value}`) attribute of a header's text.
+_HEADER_ID = re.compile(r"(?:\A|[ \t]+)\{#([A-Za-z0-9_:.\-]+)(?:[ \t][^{}]*)?\}\Z")
 
 
 # -- fenced code ------------------------------------------------------------------------
@@ -208,10 +211,14 @@ def iter_segments(text: str) -> Iterator[Segment]:
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    """One ATX header: its level (1–6) and its text (closing ``#`` run removed)."""
+    """One ATX header: its level (1–6), its text (closing ``#`` run and attributes
+    removed) and its anchor: the id of a trailing ``{#id}`` attribute (Pandoc's and
+    kramdown's header identifiers; the HTML loader writes one for a heading with an id),
+    empty when it has none."""
 
     level: int
     text: str
+    anchor: str = ""
 
 
 def parse_atx_header(line: str) -> Header | None:
@@ -221,7 +228,17 @@ def parse_atx_header(line: str) -> Header | None:
         return None
     hashes, raw = match.groups()
     text = _CLOSING_HASHES.sub("", raw or "").strip(" \t")
-    return Header(level=len(hashes), text=text)
+    anchor = ""
+    attribute = _HEADER_ID.search(text)
+    if attribute is not None:
+        anchor = attribute.group(1)
+        text = _CLOSING_HASHES.sub("", text[: attribute.start()]).strip(" \t")
+    return Header(level=len(hashes), text=text, anchor=anchor)
+
+
+def header_id_attribute(anchor: str) -> str:
+    """The attribute that gives a header line `anchor` (`parse_atx_header` reads it)."""
+    return f"{{#{anchor}}}"
 
 
 def iter_atx_headers(text: str) -> Iterator[tuple[int, Header]]:

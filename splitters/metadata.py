@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ANCHOR",
     "CHUNK_INDEX",
     "HEADERS",
     "HEADER_KEYS",
@@ -32,6 +33,11 @@ HEADERS = "headers"
 #: ``"Header 1"`` … ``"Header 6"``: the text of the enclosing header of that level.
 #: A level with no enclosing header is absent, not empty.
 HEADER_KEYS: tuple[str, ...] = tuple(f"Header {level}" for level in range(1, 7))
+
+#: The id of the nearest enclosing header that has one (a ``{#id}`` attribute, which the
+#: HTML loader writes for a heading with an id): where a link to the section points.
+#: Absent when no enclosing header has one.
+ANCHOR = "anchor"
 
 #: 0-based position of a chunk among the chunks of its source document.
 CHUNK_INDEX = "chunk_index"

@@ -179,7 +179,7 @@ def chunk(
     from loaders.documents import SOURCE
     from service.index.records import header_path
     from splitters import chunk_documents
-    from splitters.metadata import CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START, TOKENS
+    from splitters.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START, TOKENS
 
     failures: list[str] = []
 
@@ -208,6 +208,8 @@ def chunk(
             }
             if PAGE_START in meta:  # PDFs: the pages this chunk's text is on
                 record |= {"page_start": meta[PAGE_START], "page_end": meta[PAGE_END]}
+            if meta.get(ANCHOR):  # the section's id in its page
+                record["anchor"] = meta[ANCHOR]
             click.echo(json.dumps(record, ensure_ascii=False))
         else:
             path = header_path(meta.get(HEADERS) or []) or "(no header)"
@@ -426,7 +428,7 @@ def ask(
                 if hit.page_end in (None, hit.page_start)
                 else f", pp. {hit.page_start}–{hit.page_end}"
             )
-        click.echo(f"[{number}] {hit.source} § {' > '.join(hit.headers)}{pages}")
+        click.echo(f"[{number}] {hit.location} § {' > '.join(hit.headers)}{pages}")
 
 
 def _answer_kind(answer: Answer) -> str:

@@ -16,13 +16,16 @@ from langchain_core.documents import Document
 __all__ = ["METADATA_KEYS", "hit_document"]
 
 #: The metadata of every Document a retriever returns, in this order.
-METADATA_KEYS = ("source", "title", "headers", "chunk_index", "summary", "score", "distance")
+METADATA_KEYS = (
+    "source", "title", "headers", "chunk_index", "summary", "score", "distance", "anchor",
+)  # fmt: skip
 
 
 def hit_document(hit: Mapping[str, Any]) -> Document:
     """The original chunk of `hit` (a hit's fields by name), with its provenance.
 
-    `distance` may be absent (no vector distance was measured); every other field of
+    `distance` may be absent (no vector distance was measured), and `anchor` (the
+    section's id in its page: link to `source#anchor`) when it has none; every other field of
     `METADATA_KEYS`, `id` and `content` must be present (KeyError otherwise).
     """
     return Document(
@@ -36,5 +39,6 @@ def hit_document(hit: Mapping[str, Any]) -> Document:
             "summary": hit["summary"],
             "score": hit["score"],
             "distance": hit.get("distance"),
+            "anchor": hit.get("anchor") or "",
         },
     )

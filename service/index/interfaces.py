@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from service.index.records import (
+    ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
@@ -69,7 +70,7 @@ class IngestStore(Protocol):
 
     def attach_summaries(self, attachments: Sequence[SummaryAttachment]) -> None: ...
 
-    def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None: ...
+    def update_unchanged(self, places: dict[uuid.UUID, ChunkPlace]) -> None: ...
 
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int: ...
 

@@ -46,8 +46,17 @@ class OriginalRecord:
     identifiers: list[str] = field(default_factory=list)
     page_start: int | None = None
     page_end: int | None = None
+    anchor: str = ""  # the section's id in its page (`#anchor`), empty when it has none
     vector: list[float] = field(default_factory=list)
     summary: str = ""  # the attached summary's text (BM25), empty while pending or filtered
+
+
+@dataclass(frozen=True)
+class ChunkPlace:
+    """Where an unchanged chunk now is in its source: its position and section anchor."""
+
+    chunk_index: int
+    anchor: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +90,12 @@ class StoredOriginal:
 
     chunk_index: int
     summary_id: str  # the summary that was considered for it; "" while pending
+    anchor: str = ""
+
+    @property
+    def place(self) -> ChunkPlace:
+        """Its stored position and section anchor."""
+        return ChunkPlace(self.chunk_index, self.anchor)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,12 +42,14 @@ from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, Sort, TargetVectors
 from weaviate.collections import Collection
 from weaviate.collections.classes.config import ReferencePropertyBase
+from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.errors import EmbeddingMismatchError, StoreError
 from service.index.identity import NAMESPACE
 from service.index.records import (
     CONTENT_VECTOR,
     SUMMARY_VECTOR,
+    ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
@@ -79,6 +81,7 @@ _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 # "summary" is the attached summary's text (empty while pending or filtered out).
 ORIGINAL_HIT_PROPERTIES = [
     "content", "source", "title", "headers", "chunk_index", "summary", "page_start", "page_end",
+    "anchor",
 ]  # fmt: skip
 
 
@@ -133,6 +136,7 @@ class SourceChunk:
     summary_pending: bool
     page_start: int | None = None
     page_end: int | None = None
+    anchor: str = ""
 
 
 class Store:
@@ -188,6 +192,7 @@ class Store:
         )
         if not created:
             self.check_embedding(embedding_model=embedding_model, dimension=dimension)
+            self._ensure_added_properties()
         ensure_collection(
             self.client, self.summaries_name, lambda: self._create_summaries(expected)
         )
@@ -268,8 +273,25 @@ class Store:
                 _filter_only("content_type"),
                 Property(name="page_start", data_type=DataType.INT),
                 Property(name="page_end", data_type=DataType.INT),
+                *_ADDED_ORIGINAL_PROPERTIES,
             ],
         )
+
+    def _ensure_added_properties(self) -> None:
+        """Add the properties newer than an existing OriginalDocuments collection (objects
+        written before have none: read as empty). Another process adding one at the same
+        moment is fine."""
+        collection = self.client.collections.use(self.originals_name)
+        present = {prop.name for prop in collection.config.get().properties}
+        for prop in _ADDED_ORIGINAL_PROPERTIES:
+            if prop.name in present:
+                continue
+            try:
+                collection.config.add_property(prop)
+            except UnexpectedStatusCodeError:
+                present = {p.name for p in collection.config.get().properties}
+                if prop.name not in present:
+                    raise
 
     def _create_summaries(self, description: str) -> None:
         self._create_vector_collection(
@@ -328,11 +350,12 @@ class Store:
 
     def existing_originals(self, source: str) -> dict[uuid.UUID, StoredOriginal]:
         """The stored chunks of `source` by id: chunk index and attached summary id."""
-        found = self._fetch(self.originals, source, ["chunk_index", "summary_id"])
+        found = self._fetch(self.originals, source, ["chunk_index", "summary_id", "anchor"])
         return {
             obj.uuid: StoredOriginal(
                 chunk_index=_int(obj.properties.get("chunk_index")),
                 summary_id=str(obj.properties.get("summary_id") or ""),
+                anchor=str(obj.properties.get("anchor") or ""),
             )
             for obj in found
         }
@@ -436,6 +459,7 @@ class Store:
                     identifiers=[str(i) for i in props.get("identifiers") or []],
                     page_start=_optional_int(props.get("page_start")),
                     page_end=_optional_int(props.get("page_end")),
+                    anchor=str(props.get("anchor") or ""),
                     summary=str(props.get("summary") or ""),
                     vector=_vector(obj.vector, CONTENT_VECTOR),
                 )
@@ -574,7 +598,7 @@ class Store:
             offset=offset,
             return_properties=[
                 "headers", "chunk_index", "content", "summary", "summary_pending",
-                "page_start", "page_end",
+                "page_start", "page_end", "anchor",
             ],
         )  # fmt: skip
         chunks = [
@@ -587,6 +611,7 @@ class Store:
                 summary_pending=bool(obj.properties.get("summary_pending")),
                 page_start=_optional_int(obj.properties.get("page_start")),
                 page_end=_optional_int(obj.properties.get("page_end")),
+                anchor=str(obj.properties.get("anchor") or ""),
             )
             for obj in result.objects
         ]
@@ -675,6 +700,7 @@ class Store:
                     "content_type": record.content_type,
                     "page_start": record.page_start,
                     "page_end": record.page_end,
+                    "anchor": record.anchor,
                 },
             )
             for record in records
@@ -731,11 +757,15 @@ class Store:
         )
         return result.total_count or 0
 
-    def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None:
-        """Move unchanged chunks to their new positions (no re-embedding, no LLM)."""
+    def update_unchanged(self, places: dict[uuid.UUID, ChunkPlace]) -> None:
+        """Give unchanged chunks their new position and section anchor (no re-embedding,
+        no LLM)."""
         originals = self._writable(self.originals_name)
-        for object_id, index in indexes.items():
-            originals.data.update(uuid=object_id, properties={"chunk_index": index})
+        for object_id, place in places.items():
+            originals.data.update(
+                uuid=object_id,
+                properties={"chunk_index": place.chunk_index, "anchor": place.anchor},
+            )
 
     def put_source_record(self, record: SourceRecord) -> None:
         """Create or replace the record of `record.source`."""
@@ -833,6 +863,18 @@ def _filters(filters: SearchFilters) -> Any:
     if filters.title:
         parts.append(Filter.by_property("title").equal(filters.title))
     return Filter.all_of(parts) if parts else None
+
+
+def _stored_text(name: str) -> Property:
+    """A text property that is only read back: no BM25, no filter."""
+    return Property(
+        name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
+    )
+
+
+#: Properties of OriginalDocuments added after collections were first built; an existing
+#: collection gets them when it is next opened for writing (`ensure_schema`).
+_ADDED_ORIGINAL_PROPERTIES = (_stored_text("anchor"),)
 
 
 def _filter_only(name: str) -> Property:

@@ -38,6 +38,7 @@ from service.index.identifiers import extract_identifiers
 from service.index.identity import chunk_id, content_hash, summary_id
 from service.index.interfaces import IngestStore
 from service.index.records import (
+    ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
@@ -50,7 +51,7 @@ from service.ingest.attach import attachment, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
-from splitters.metadata import CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
+from splitters.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
 
 __all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 
@@ -236,12 +237,9 @@ class Ingestor:
         )
         self.store.put_source_record(record)
         written = self.store.write_originals(list(new_records.values()))
-        self.store.update_chunk_indexes(
-            {
-                cid: int(chunk.metadata[CHUNK_INDEX])
-                for cid, chunk in chunks.items()
-                if cid in stored and stored[cid].chunk_index != chunk.metadata[CHUNK_INDEX]
-            }
+        places = {cid: _place(chunk) for cid, chunk in chunks.items() if cid in stored}
+        self.store.update_unchanged(
+            {cid: place for cid, place in places.items() if stored[cid].place != place}
         )
         wanted_ids = set(wanted.values())
         self.store.delete_summaries([sid for sid in stored_summaries if sid not in wanted_ids])
@@ -440,6 +438,11 @@ def _unique_chunks(source: str, chunks: Iterable[Document]) -> dict[uuid.UUID, D
     return unique
 
 
+def _place(chunk: Document) -> ChunkPlace:
+    """The position and section anchor of a chunk in its source."""
+    return ChunkPlace(int(chunk.metadata[CHUNK_INDEX]), str(chunk.metadata.get(ANCHOR) or ""))
+
+
 def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalRecord:
     """The stored record of `chunk` (its content vector: `vector`, empty if not known)."""
     meta = chunk.metadata
@@ -455,5 +458,6 @@ def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalR
         identifiers=extract_identifiers(chunk.page_content),
         page_start=meta.get(PAGE_START),
         page_end=meta.get(PAGE_END),
+        anchor=str(meta.get(ANCHOR) or ""),
         vector=vector,
     )

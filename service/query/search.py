@@ -143,6 +143,13 @@ class Hit:
     # The PDF pages the chunk spans (None for other sources).
     page_start: int | None = None
     page_end: int | None = None
+    # The section's id in its page (HTML with ids; Markdown `{#id}` headers), else "".
+    anchor: str = ""
+
+    @property
+    def location(self) -> str:
+        """Where a reader opens the section: the source, with `#anchor` when it has one."""
+        return f"{self.source}#{self.anchor}" if self.anchor else self.source
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (per-leg scores only when present)."""
@@ -163,6 +170,8 @@ class Hit:
             data["scores"] = {leg: round(value, 6) for leg, value in self.scores.items()}
         if self.page_start is not None:
             data["page_start"], data["page_end"] = self.page_start, self.page_end
+        if self.anchor:
+            data["anchor"] = self.anchor
         return data
 
 
@@ -340,6 +349,7 @@ def _hit(
         scores=scores,
         page_start=_page(properties.get("page_start")),
         page_end=_page(properties.get("page_end")),
+        anchor=str(properties.get("anchor") or ""),
     )
 
 

@@ -63,7 +63,8 @@ def test_a_main_content_without_h1_gets_the_page_title() -> None:
 def test_noise_inside_the_main_content_is_dropped(noise: str) -> None:
     sections = "<section id='a'><h2>A</h2><p>a</p></section><h2 id='b'>B</h2><h2 id='c'>C</h2>"
     html = f"<main><h1>Title</h1>{noise}{sections}</main>"
-    assert html_to_markdown(html).markdown == "# Title\n\n## A\n\na\n\n## B\n\n## C\n"
+    expected = "# Title\n\n## A {#a}\n\na\n\n## B {#b}\n\n## C {#c}\n"
+    assert html_to_markdown(html).markdown == expected
 
 
 @pytest.mark.parametrize(

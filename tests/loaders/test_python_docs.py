@@ -84,7 +84,7 @@ def test_every_page_loads_with_byte_exact_code(python_docs: LoadedCorpus) -> Non
         (
             "tutorial/controlflow.html",
             "4. More Control Flow Tools",
-            "## 4.1. `if` Statements\n\nPerhaps the most well-known statement type is the",
+            "## 4.1. `if` Statements {#if-statements}\n\nPerhaps the most well-known statement",
         ),
         (
             "library/functions.html",

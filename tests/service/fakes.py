@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from service.index.records import (
+    ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
@@ -57,6 +58,7 @@ class MemoryStore:
             oid: StoredOriginal(
                 chunk_index=record.chunk_index,
                 summary_id=str(self.attached[oid].summary_id) if oid in self.attached else "",
+                anchor=record.anchor,
             )
             for oid, record in self.originals.items()
             if record.source == source
@@ -111,9 +113,11 @@ class MemoryStore:
             self.attached[item.original_id] = item
             self.summary_vectors[item.original_id] = item.vector
 
-    def update_chunk_indexes(self, indexes: dict[uuid.UUID, int]) -> None:
-        for oid, index in indexes.items():
-            self.originals[oid] = dataclasses.replace(self.originals[oid], chunk_index=index)
+    def update_unchanged(self, places: dict[uuid.UUID, ChunkPlace]) -> None:
+        for oid, place in places.items():
+            self.originals[oid] = dataclasses.replace(
+                self.originals[oid], chunk_index=place.chunk_index, anchor=place.anchor
+            )
 
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int:
         return sum(self.summaries.pop(sid, None) is not None for sid in list(ids))

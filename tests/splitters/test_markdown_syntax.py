@@ -191,3 +191,21 @@ def test_parse_atx_header(line: str, expected: Header | None) -> None:
 def test_iter_atx_headers_skips_code() -> None:
     text = "# One\n```\n# comment\n```\n## Two ##\n~~~\n# unclosed\n"
     assert list(iter_atx_headers(text)) == [(0, Header(1, "One")), (24, Header(2, "Two"))]
+
+
+@pytest.mark.parametrize(
+    ("line", "header"),
+    [
+        (
+            "## 4.3. The `range()` Function {#the-range-function}",
+            Header(2, "4.3. The `range()` Function", "the-range-function"),
+        ),
+        ("## A {#x .class key=v}", Header(2, "A", "x")),
+        ("### Closed ### {#c}", Header(3, "Closed", "c")),
+        ("## Glued{#not}", Header(2, "Glued{#not}")),  # an attribute follows a space
+        ("## Braces {not an id}", Header(2, "Braces {not an id}")),
+        ("# Plain", Header(1, "Plain")),
+    ],
+)
+def test_a_header_id_attribute_is_its_anchor(line: str, header: Header) -> None:
+    assert parse_atx_header(line) == header

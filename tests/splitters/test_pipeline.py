@@ -169,3 +169,18 @@ def test_page_markers_are_left_alone_outside_pdfs() -> None:
     [chunk] = chunk_documents([document])
     assert chunk.page_content == f"text\n\n{page_marker(2)}"
     assert PAGE_START not in chunk.metadata
+
+
+def test_each_chunk_carries_the_anchor_of_its_innermost_anchored_header() -> None:
+    markdown = (
+        "# Guide {#guide}\n\nIntro.\n\n## Install {#install}\n\nRun it.\n\n"
+        "### Without an id\n\nStill under install.\n\n## Plain\n\nNo anchor here.\n"
+    )
+    chunks = list(chunk_documents([loaded("g.md", markdown)], max_tokens=100))
+    assert [(c.metadata["headers"], c.metadata.get("anchor")) for c in chunks] == [
+        (["Guide"], "guide"),
+        (["Guide", "Install"], "install"),
+        (["Guide", "Install", "Without an id"], "install"),
+        (["Guide", "Plain"], "guide"),
+    ]
+    assert all("{#" not in c.page_content for c in chunks)

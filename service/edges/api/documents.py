@@ -211,6 +211,7 @@ class ChunkView(msgspec.Struct, kw_only=True):
     summary_pending: bool
     page_start: int | None = None
     page_end: int | None = None
+    anchor: str = ""
 
     @classmethod
     def from_chunk(cls, chunk: SourceChunk) -> ChunkView:
@@ -224,6 +225,7 @@ class ChunkView(msgspec.Struct, kw_only=True):
             summary_pending=chunk.summary_pending,
             page_start=chunk.page_start,
             page_end=chunk.page_end,
+            anchor=chunk.anchor,
         )
 
 

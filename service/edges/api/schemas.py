@@ -113,6 +113,8 @@ class SearchHit(msgspec.Struct, kw_only=True):
     # The PDF pages the chunk spans (null for other sources).
     page_start: int | None = None
     page_end: int | None = None
+    # The section's id in its page: a reader opens `source#anchor` ("" when it has none).
+    anchor: str = ""
 
     @classmethod
     def from_hit(cls, hit: Hit) -> SearchHit:

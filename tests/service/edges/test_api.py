@@ -64,6 +64,7 @@ HIT_JSON = {
     "scores": {"summaries": 0.9},
     "page_start": None,
     "page_end": None,
+    "anchor": "",
 }
 RECORD = SourceRecord(
     source="docs/tutorial.md",

@@ -60,7 +60,10 @@ def test_ask_answers_with_citations(core_settings: Settings, controlflow: Ingest
     citations = [line for line in lines if line.startswith("[")]
     [kind] = [line for line in lines if line.startswith(("(generated", "(extractive"))]
     assert len(citations) == (3 if kind.startswith("(generated") else 1), stdout
-    assert citations[0].startswith(f"[1] {CONTROLFLOW} § {PAGE_TITLE} > 4.3. The ")
+    # Where to open it: the page and the section's id in it.
+    assert citations[0].startswith(
+        f"[1] {CONTROLFLOW}#the-range-function § {PAGE_TITLE} > 4.3. The "
+    )
     answer = "\n".join(lines[: lines.index(kind)]).strip()
     assert answer
     if kind.startswith("(extractive"):

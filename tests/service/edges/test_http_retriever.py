@@ -100,6 +100,7 @@ def test_documents_equal_the_in_process_retrievers() -> None:
             "summary": "Explains where Quillmark keeps its cache and how to move it.",
             "score": 0.8123456789012345,
             "distance": 0.2345678901234567,
+            "anchor": "",
         },
     )
 

@@ -176,7 +176,10 @@ def test_search_asks_for_the_key_then_shows_the_originals_with_their_summaries(
     assert "range()" in paths[0], paths
     assert page.locator("#hits li .summary").count() == len(paths)  # every chunk has one
     assert page.text_content("#status") == f"{len(paths)} results"
-    assert page.locator("#hits li .source").first.inner_text() == CONTROLFLOW
+    # Where to open it: the page and the section's id in it.
+    assert (
+        page.locator("#hits li .source").first.inner_text() == f"{CONTROLFLOW}#the-range-function"
+    )
     page.locator("#hits li details summary").first.click()
     # The chunk's Markdown rendered: its code block as highlighted code.
     code = page.locator("#hits li pre.md-code code").first

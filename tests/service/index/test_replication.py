@@ -10,7 +10,7 @@ import pytest
 from weaviate.classes.config import ConsistencyLevel, ReplicationDeletionStrategy
 
 from service.errors import ConfigurationError
-from service.index.records import SourceRecord, now
+from service.index.records import ChunkPlace, SourceRecord, now
 from service.index.replication import Replication, consistent, replication_config
 from service.index.store import Store
 from service.settings import Settings
@@ -164,7 +164,7 @@ def test_store_reads_and_writes_at_their_levels(
         settings_key="k",
     )
     store.put_source_record(record)
-    store.update_chunk_indexes({uuid.UUID(int=1): 0})
+    store.update_unchanged({uuid.UUID(int=1): ChunkPlace(0)})
     assert client.collections.log == [
         ("data.exists", "TIngestedSources", write),
         ("data.insert", "TIngestedSources", write),

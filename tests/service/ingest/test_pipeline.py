@@ -115,3 +115,23 @@ def test_reattach_applies_a_new_threshold_without_a_model_call() -> None:
     report = reattach(store, min_similarity=-1.0)
     assert (report.attached, report.filtered) == (CHUNKS, 0)
     assert all(a.text == REPLY for a in store.attached.values())
+
+
+def test_anchors_are_stored_and_a_page_that_gained_them_is_updated_in_place() -> None:
+    store = MemoryStore()
+    _ingestor(store).ingest_documents([PAGE])
+    assert {record.anchor for record in store.originals.values()} == {""}
+    ids = set(store.originals)
+
+    anchored = Document(
+        page_content=PAGE.page_content.replace("## Install", "## Install {#install}").replace(
+            "## Run", "## Run {#run}"
+        ),
+        metadata=PAGE.metadata,
+    )
+    report = _ingestor(store).ingest_documents([anchored])
+    # Same chunks (the attribute is no part of their text): no embedding, no LLM call.
+    assert (report.new_chunks, report.unchanged_chunks, report.llm_calls) == (0, CHUNKS, 0)
+    assert set(store.originals) == ids
+    by_header = {record.headers[-1]: record.anchor for record in store.originals.values()}
+    assert by_header == {"Install": "install", "Configure": "", "Run": "run"}

@@ -176,15 +176,18 @@ function pages(hit) {
   return `, pp. ${hit.page_start}–${hit.page_end}`;
 }
 
+// Where to open the section: the source, with its anchor when the page had one (a link
+// for http(s) sources; a local path is shown as text).
 function sourceLine(hit) {
   const line = element("div", "source");
-  const href = /^https?:\/\//.test(hit.source) ? safeUrl(hit.source) : null;
+  const location = hit.anchor ? `${hit.source}#${hit.anchor}` : hit.source;
+  const href = /^https?:\/\//.test(hit.source) ? safeUrl(location) : null;
   if (href) {
-    const link = element("a", "", hit.source);
+    const link = element("a", "", location);
     link.href = href;
     link.rel = "noopener noreferrer";
     line.append(link);
-  } else line.append(hit.source);
+  } else line.append(location);
   line.append(pages(hit));
   return line;
 }
