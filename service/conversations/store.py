@@ -16,7 +16,7 @@ from weaviate.collections import Collection
 
 from service.conversations.records import Conversation, Turn
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property
+from service.index.schema import ensure_collection, keyword_property, stored_text
 
 __all__ = ["ConversationStore"]
 
@@ -60,12 +60,7 @@ class ConversationStore:
                 keyword_property("owner"),
                 Property(name="created_at", data_type=DataType.DATE),
                 Property(name="updated_at", data_type=DataType.DATE),
-                Property(
-                    name="turns",
-                    data_type=DataType.TEXT,
-                    index_filterable=False,
-                    index_searchable=False,
-                ),
+                stored_text("turns"),
             ],
         )
 

@@ -26,7 +26,13 @@ from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
 from service.errors import StoreError
 
-__all__ = ["USABLE_TIMEOUT_SECONDS", "ensure_collection", "keyword_property", "wait_usable"]
+__all__ = [
+    "USABLE_TIMEOUT_SECONDS",
+    "ensure_collection",
+    "keyword_property",
+    "stored_text",
+    "wait_usable",
+]
 
 #: How long a collection another process is creating may take to answer a query.
 USABLE_TIMEOUT_SECONDS = 30.0
@@ -37,6 +43,13 @@ _NOT_LOADED = "non-existing index"
 def keyword_property(name: str) -> Property:
     """A text property matched whole (`field` tokenization): ids, names, states, hashes."""
     return Property(name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD)
+
+
+def stored_text(name: str) -> Property:
+    """A text property that is only read back: no BM25, no filter (JSON, reasons, ids)."""
+    return Property(
+        name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
+    )
 
 
 def ensure_collection(

@@ -58,7 +58,7 @@ from service.index.records import (
     header_path,
 )
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property
+from service.index.schema import ensure_collection, keyword_property, stored_text
 
 __all__ = [
     "ORIGINAL_HIT_PROPERTIES",
@@ -865,16 +865,9 @@ def _filters(filters: SearchFilters) -> Any:
     return Filter.all_of(parts) if parts else None
 
 
-def _stored_text(name: str) -> Property:
-    """A text property that is only read back: no BM25, no filter."""
-    return Property(
-        name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
-    )
-
-
 #: Properties of OriginalDocuments added after collections were first built; an existing
 #: collection gets them when it is next opened for writing (`ensure_schema`).
-_ADDED_ORIGINAL_PROPERTIES = (_stored_text("anchor"),)
+_ADDED_ORIGINAL_PROPERTIES = (stored_text("anchor"),)
 
 
 def _filter_only(name: str) -> Property:

@@ -33,7 +33,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.index.identity import NAMESPACE
 from service.index.records import now
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property
+from service.index.schema import ensure_collection, keyword_property, stored_text
 from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
@@ -41,13 +41,6 @@ __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
 #: How long a claimant waits before it reads its claim back (see the module docstring).
 CLAIM_SETTLE_SECONDS = 0.3
 _LIST_LIMIT = 1_000
-
-
-def _stored(name: str) -> Property:
-    """A property that is only read back, never searched or filtered."""
-    return Property(
-        name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
-    )
 
 
 class JobStore:
@@ -99,11 +92,11 @@ class JobStore:
                 Property(
                     name="sources", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.FIELD
                 ),
-                _stored("spec"),
-                _stored("progress"),
-                _stored("report"),
-                _stored("errors"),
-                _stored("reason"),
+                stored_text("spec"),
+                stored_text("progress"),
+                stored_text("report"),
+                stored_text("errors"),
+                stored_text("reason"),
                 Property(name="attempt", data_type=DataType.INT),
                 Property(name="cancel_requested", data_type=DataType.BOOL),
                 Property(name="created_at", data_type=DataType.DATE),
