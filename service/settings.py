@@ -91,6 +91,11 @@ class Settings:
 
     # Chunking, summarizing and embedding.
     max_tokens: int = 500
+    # A source that splits into more chunks than this is not indexed (each chunk costs a
+    # model call: a 10,000-page PDF or 20 MB of one-line text would take days on a small
+    # machine); it is reported failed, naming this setting. 0: no limit. The largest page
+    # of the Python docs is about 150 chunks.
+    max_chunks_per_source: int = 2_000
     summary_concurrency: int = 2
     # Per summary call, including the wait in Ollama's queue when it serves several clients.
     summary_timeout: float = 300.0

@@ -222,6 +222,7 @@ class Synopsis:
             summarizer=self.summarizer,
             embedder=self.embedder,
             max_tokens=self.settings.max_tokens,
+            max_chunks=self.settings.max_chunks_per_source,
             min_similarity=self.settings.summary_min_similarity,
             on_event=on_event,
         )

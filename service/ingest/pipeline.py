@@ -135,6 +135,7 @@ class Ingestor:
         summarizer: Summarizer,
         embedder: Embedder,
         max_tokens: int = 500,
+        max_chunks: int = 0,
         min_similarity: float = 0.0,
         on_event: Callable[[IngestEvent], None] | None = None,
     ) -> None:
@@ -142,6 +143,7 @@ class Ingestor:
         self.summarizer = summarizer
         self.embedder = embedder
         self.max_tokens = max_tokens
+        self.max_chunks = max_chunks  # per source; 0: no limit
         self.min_similarity = min_similarity
         self._emit = on_event or (lambda _event: None)
         self.settings_key = settings_key(
@@ -201,6 +203,16 @@ class Ingestor:
         clock = time.perf_counter()
         chunks = _unique_chunks(source, chunk_documents([document], max_tokens=self.max_tokens))
         report.seconds["split"] += time.perf_counter() - clock
+        if self.max_chunks and len(chunks) > self.max_chunks:
+            # Each chunk costs a model call: refuse before anything of it is written.
+            message = (
+                f"{source}: {len(chunks)} chunks, more than SYNOPSIS_MAX_CHUNKS_PER_SOURCE "
+                f"({self.max_chunks}); not indexed (raise the setting to index it)"
+            )
+            report.failed.append(message)
+            report.sources -= 1  # refused: counted among the failed instead
+            self._emit(IngestEvent(stage="error", source=source, message=message))
+            return None
         self._emit(IngestEvent(stage="split", source=source, total=len(chunks)))
 
         clock = time.perf_counter()

@@ -135,3 +135,17 @@ def test_anchors_are_stored_and_a_page_that_gained_them_is_updated_in_place() ->
     assert set(store.originals) == ids
     by_header = {record.headers[-1]: record.anchor for record in store.originals.values()}
     assert by_header == {"Install": "install", "Configure": "", "Run": "run"}
+
+
+def test_a_source_over_the_chunk_limit_is_refused_before_anything_is_written() -> None:
+    store = MemoryStore()
+    ingestor = _ingestor(store)
+    ingestor.max_chunks = CHUNKS - 1
+    report = ingestor.ingest_documents([PAGE])
+    assert report.failed == [
+        f"{SOURCE}: {CHUNKS} chunks, more than SYNOPSIS_MAX_CHUNKS_PER_SOURCE ({CHUNKS - 1}); "
+        "not indexed (raise the setting to index it)"
+    ]
+    assert (report.sources, report.llm_calls, report.objects_written) == (0, 0, 0)
+    assert store.log == []
+    assert store.originals == {}

@@ -1,0 +1,155 @@
+"""The hostile corpus (`tests/loaders/hostile.py`) through the HTTP API on the real stack:
+every file uploaded and every URL sent to `POST /documents` ends as a job with a clear
+state and reason within bounded time, the service keeps answering, and what was indexed
+before is still there, whole.
+
+A source that would split into more than `SYNOPSIS_MAX_CHUNKS_PER_SOURCE` chunks (here 20)
+is refused before anything of it is written: each chunk costs a model call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from service.connections import connect_weaviate
+from service.edges.api import create_app
+from service.index.store import Store
+from service.jobs import JobStore
+from service.settings import Settings
+from service.synopsis import Synopsis
+from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server
+from tests.loaders.test_hostile import EXPECTED
+from tests.service.conftest import assert_invariants
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "TestApiHostile"
+WRITE = {"Authorization": "Bearer hostile-write"}
+READ = {"Authorization": "Bearer hostile-read"}
+MAX_CHUNKS = 20
+#: A job's whole run: loading, and the model calls of a page that is indexed.
+JOB_SECONDS = 600
+CAP = re.compile(r": \d+ chunks, more than SYNOPSIS_MAX_CHUNKS_PER_SOURCE \(20\); not indexed")
+GOOD = "# Kettle\n\n## Descaling\n\nDescale the kettle every month with white vinegar.\n"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[HostileServer]:
+    with hostile_server() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(settings: Settings) -> Iterator[TestClient[Any]]:
+    configured = dataclasses.replace(
+        settings,
+        collection_prefix=PREFIX,
+        summary_timeout=max(settings.summary_timeout, 600.0),
+        jobs_poll_seconds=0.2,
+        api_read_keys="hostile-read",
+        api_write_keys="hostile-write",
+        fetch_allow="127.0.0.1",
+        max_chunks_per_source=MAX_CHUNKS,
+    )
+    weaviate = connect_weaviate(configured)
+    try:
+        Store(weaviate, prefix=PREFIX).drop()
+        JobStore(weaviate, prefix=PREFIX).drop()
+        with TestClient(create_app(configured)) as running:
+            yield running
+        Store(weaviate, prefix=PREFIX).drop()
+        JobStore(weaviate, prefix=PREFIX).drop()
+    finally:
+        weaviate.close()
+
+
+def _run(client: TestClient[Any], response: Any) -> dict[str, Any]:
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    deadline = time.monotonic() + JOB_SECONDS
+    while True:
+        job: dict[str, Any] = client.get(f"/jobs/{job_id}", headers=WRITE).json()
+        if job["state"] in ("done", "failed", "cancelled", "interrupted"):
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def indexed_before(client: TestClient[Any]) -> dict[str, Any]:
+    """A good page indexed before any hostile input: it must come through whole."""
+    body = {"content": GOOD, "format": "markdown", "source": "kettle.md", "title": "Kettle"}
+    job = _run(client, client.post("/documents", json=body, headers=WRITE))
+    assert job["state"] == "done", job
+    [document] = client.get("/documents", headers=READ).json()
+    return dict(document)
+
+
+def _check(case: str, source: str, job: dict[str, Any]) -> None:
+    outcome, chunks, reason = EXPECTED[case]
+    if outcome == "refused":
+        assert job["state"] == "failed", job
+        assert job["reason"] == "no source could be loaded (see errors)"
+        [error] = job["errors"]
+        assert re.fullmatch(rf"{re.escape(source)}: {reason}", error), error
+    elif chunks > MAX_CHUNKS:
+        assert job["state"] == "failed", job
+        [error] = job["errors"]
+        assert error.startswith(source), error
+        assert CAP.search(error), error
+    else:
+        assert (job["state"], job["errors"]) == ("done", []), job
+        assert job["report"]["new_chunks"] == chunks
+
+
+@pytest.mark.parametrize("case", list(FILES))
+def test_an_uploaded_hostile_file_ends_as_a_job_with_a_reason(
+    case: str, client: TestClient[Any], indexed_before: dict[str, Any]
+) -> None:
+    started = time.monotonic()
+    files = [("files", (case, FILES[case]()))]
+    job = _run(client, client.post("/documents", files=files, headers=WRITE))
+    _check(case, case, job)
+    assert time.monotonic() - started < JOB_SECONDS
+    assert client.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize("case", list(HTTP))
+def test_a_hostile_url_ends_as_a_job_with_a_reason(
+    case: str, client: TestClient[Any], server: HostileServer, indexed_before: dict[str, Any]
+) -> None:
+    path, depth = HTTP[case]
+    url = server.base_url + path
+    body = {"url": url, "crawl_depth": depth, "max_pages": 20}
+    job = _run(client, client.post("/documents", json=body, headers=WRITE))
+    if EXPECTED[case][0] == "refused" and case == "http-slow-loris":
+        # The API's fetch deadline is the default 60 s (the loader test uses 2 s).
+        assert job["state"] == "failed", job
+        [error] = job["errors"]
+        assert re.fullmatch(
+            rf"{re.escape(url)}: response still arriving after 60 s \(the fetch deadline; "
+            r"\d+ bytes read\)",
+            error,
+        ), error
+    else:
+        _check(case, url, job)
+    assert client.get("/health").status_code == 200
+
+
+def test_what_was_indexed_before_is_still_whole(
+    client: TestClient[Any], indexed_before: dict[str, Any], tmp_path: Path
+) -> None:
+    listed = {item["source"]: item for item in client.get("/documents", headers=READ).json()}
+    assert listed["kettle.md"] == indexed_before | {"last_job": listed["kettle.md"]["last_job"]}
+    hits = client.post("/search", json={"query": "descale the kettle"}, headers=READ).json()
+    assert hits[0]["source"] == "kettle.md"
+    synopsis: Synopsis = client.app.state.synopsis
+    assert_invariants(synopsis.store)
