@@ -1,4 +1,4 @@
-"""The search page at `/`: one HTML file, its script and its style sheet (`web/`).
+"""The search page at `/`: one HTML file, its script, style sheet and icon (`web/`).
 
 The page calls `POST /search` and a streamed `POST /ask` from the browser with the read
 key the user enters (kept in the tab's sessionStorage); serving the page itself needs no
@@ -15,7 +15,9 @@ from litestar import Controller, Response, get
 __all__ = ["PAGE_HEADERS", "PageController"]
 
 _WEB = Path(__file__).resolve().parent / "web"
-_FILES = {name: (_WEB / name).read_bytes() for name in ("index.html", "app.js", "style.css")}
+_FILES = {
+    name: (_WEB / name).read_bytes() for name in ("index.html", "app.js", "style.css", "icon.svg")
+}
 
 #: Sent with every file of the page.
 PAGE_HEADERS = {
@@ -53,3 +55,8 @@ class PageController(Controller):
     async def style(self) -> Response[bytes]:
         """The page's style sheet."""
         return _file("style.css", "text/css")
+
+    @get("/ui/icon.svg", media_type="image/svg+xml")
+    async def icon(self) -> Response[bytes]:
+        """The page's icon."""
+        return _file("icon.svg", "image/svg+xml")

@@ -50,6 +50,7 @@ ROUTES: list[tuple[str, str, Any, Role | None, int]] = [
     ("GET", "/", None, None, 200),  # the search page: its requests carry the key
     ("GET", "/ui/app.js", None, None, 200),
     ("GET", "/ui/style.css", None, None, 200),
+    ("GET", "/ui/icon.svg", None, None, 200),
     ("GET", "/metrics", None, Role.READ, 200),
     ("POST", "/search", {"query": "range()"}, Role.READ, 200),
     ("POST", "/ask", {"question": "How do I loop?"}, Role.READ, 200),

@@ -29,9 +29,10 @@ def _client() -> TestClient[Any]:
 @pytest.mark.parametrize(
     ("path", "media_type", "name"),
     [
-        ("/", "text/html", "index.html"),
-        ("/ui/app.js", "text/javascript", "app.js"),
-        ("/ui/style.css", "text/css", "style.css"),
+        ("/", "text/html; charset=utf-8", "index.html"),
+        ("/ui/app.js", "text/javascript; charset=utf-8", "app.js"),
+        ("/ui/style.css", "text/css; charset=utf-8", "style.css"),
+        ("/ui/icon.svg", "image/svg+xml", "icon.svg"),
     ],
 )
 def test_each_file_is_served_without_a_key_with_its_type_and_the_policy(
@@ -40,7 +41,7 @@ def test_each_file_is_served_without_a_key_with_its_type_and_the_policy(
     with _client() as client:
         response = client.get(path)
     assert response.status_code == 200
-    assert response.headers["content-type"] == f"{media_type}; charset=utf-8"
+    assert response.headers["content-type"] == media_type
     assert response.content == (WEB / name).read_bytes()
     for header, value in PAGE_HEADERS.items():
         assert response.headers[header] == value

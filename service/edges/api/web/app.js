@@ -58,10 +58,10 @@ function safeUrl(url) {
   }
 }
 
-// Inline Markdown: `code`, **strong**, [text](url) (a link only for http(s)).
+// Inline Markdown: `code`, **strong**, [text](url "title") (a link only for http(s)).
 function inline(text) {
   const fragment = document.createDocumentFragment();
-  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\((\S+?)(?:\s+"[^"]*")?\)/g;
   let last = 0;
   for (const match of text.matchAll(pattern)) {
     fragment.append(text.slice(last, match.index));
@@ -70,12 +70,13 @@ function inline(text) {
     else if (strong !== undefined) fragment.append(element("strong", "", strong));
     else {
       const href = safeUrl(url);
+      const target = href ? element("a") : element("span");
       if (href) {
-        const link = element("a", "", label);
-        link.href = href;
-        link.rel = "noopener noreferrer";
-        fragment.append(link);
-      } else fragment.append(label);
+        target.href = href;
+        target.rel = "noopener noreferrer";
+      }
+      target.append(inline(label));
+      fragment.append(target);
     }
     last = match.index + match[0].length;
   }
@@ -192,9 +193,15 @@ function sourceLine(hit) {
   return line;
 }
 
+function headerPath(tag, hit) {
+  const path = element(tag, "path");
+  path.append(inline(hit.headers.join(" › ") || hit.title));
+  return path;
+}
+
 function hitItem(hit) {
   const item = element("li", "hit");
-  item.append(element("div", "path", hit.headers.join(" › ") || hit.title));
+  item.append(headerPath("div", hit));
   item.append(sourceLine(hit));
   if (hit.summary) item.append(element("p", "summary", hit.summary));
   const content = element("details", "content");
@@ -211,7 +218,7 @@ function citationItem(hit, number) {
   item.id = `citation-${number}`;
   const passage = element("details");
   const head = element("summary");
-  head.append(element("span", "path", hit.headers.join(" › ") || hit.title));
+  head.append(headerPath("span", hit));
   passage.append(head, sourceLine(hit));
   const body = element("div", "markdown");
   body.append(renderMarkdown(hit.content));
@@ -220,27 +227,42 @@ function citationItem(hit, number) {
   return item;
 }
 
-// The answer's text, with each [n] a link that opens citation n.
+function citationLink(label, number) {
+  const link = element("a", "cite", label);
+  link.href = `#citation-${number}`;
+  link.addEventListener("click", (clicked) => {
+    clicked.preventDefault();
+    const target = $(`citation-${number}`);
+    if (target) {
+      target.querySelector("details").open = true;
+      target.scrollIntoView({ block: "nearest" });
+    }
+  });
+  return link;
+}
+
+// The answer rendered as Markdown, with each [n] outside code a link that opens citation n.
 function answerText(text) {
-  const fragment = document.createDocumentFragment();
-  let last = 0;
-  for (const match of text.matchAll(/\[(\d+)\]/g)) {
-    fragment.append(text.slice(last, match.index));
-    const link = element("a", "cite", match[0]);
-    link.href = `#citation-${match[1]}`;
-    link.addEventListener("click", (clicked) => {
-      clicked.preventDefault();
-      const target = $(`citation-${match[1]}`);
-      if (target) {
-        target.querySelector("details").open = true;
-        target.scrollIntoView({ block: "nearest" });
-      }
-    });
-    fragment.append(link);
-    last = match.index + match[0].length;
+  const rendered = element("div", "markdown");
+  rendered.append(renderMarkdown(text));
+  const walker = document.createTreeWalker(rendered, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) {
+    if (!walker.currentNode.parentElement.closest("pre, code")) nodes.push(walker.currentNode);
   }
-  fragment.append(text.slice(last));
-  return fragment;
+  for (const node of nodes) {
+    const text = node.textContent;
+    const pieces = document.createDocumentFragment();
+    let last = 0;
+    for (const match of text.matchAll(/\[(\d+)\]/g)) {
+      pieces.append(text.slice(last, match.index), citationLink(match[0], match[1]));
+      last = match.index + match[0].length;
+    }
+    if (last === 0) continue;
+    pieces.append(text.slice(last));
+    node.replaceWith(pieces);
+  }
+  return rendered;
 }
 
 // -- search and ask --------------------------------------------------------------------
