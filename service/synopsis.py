@@ -380,6 +380,7 @@ class Synopsis:
         """A page of one source's chunks with their summaries, and its chunk count."""
         if not self.store.exists():
             return [], 0
+        self.store.embedding_info()  # once per process: brings an older collection up to date
         return self.store.source_chunks(source, limit=limit, offset=offset)
 
     def document_summary(self, source: str, *, style: SummaryStyle = "brief") -> DocumentSummary:
@@ -394,6 +395,7 @@ class Synopsis:
                 f"{source} is still being ingested ({record.pending} of its {record.chunks} "
                 "summaries pending); ask again once its ingest is done"
             )
+        self.store.embedding_info()  # once per process: brings an older collection up to date
         chunks: list[SourceChunk] = []
         while len(chunks) < record.chunks:
             page, _ = self.store.source_chunks(source, limit=_CHUNK_PAGE, offset=len(chunks))

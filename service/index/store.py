@@ -192,7 +192,6 @@ class Store:
         )
         if not created:
             self.check_embedding(embedding_model=embedding_model, dimension=dimension)
-            self._ensure_added_properties()
         ensure_collection(
             self.client, self.summaries_name, lambda: self._create_summaries(expected)
         )
@@ -217,12 +216,18 @@ class Store:
         )
 
     def embedding_info(self) -> dict[str, object] | None:
-        """The embedding model and dimension the collections were built with, if known."""
+        """The embedding model and dimension the collections were built with, if known.
+
+        The first call of a process also adds the properties newer than the collection
+        (`_ADDED_ORIGINAL_PROPERTIES`): every search checks the embedding model first, so
+        no read asks for a property the collection does not have yet."""
         if self._embedding_info is not None:
             return self._embedding_info
         if not self.exists():
             return None
-        description = self.originals.config.get().description or ""
+        config = self.originals.config.get()
+        self._add_missing_properties({prop.name for prop in config.properties})
+        description = config.description or ""
         try:
             info = json.loads(description)
         except json.JSONDecodeError:
@@ -277,12 +282,11 @@ class Store:
             ],
         )
 
-    def _ensure_added_properties(self) -> None:
+    def _add_missing_properties(self, present: set[str]) -> None:
         """Add the properties newer than an existing OriginalDocuments collection (objects
         written before have none: read as empty). Another process adding one at the same
         moment is fine."""
         collection = self.client.collections.use(self.originals_name)
-        present = {prop.name for prop in collection.config.get().properties}
         for prop in _ADDED_ORIGINAL_PROPERTIES:
             if prop.name in present:
                 continue

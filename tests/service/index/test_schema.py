@@ -141,3 +141,30 @@ def test_stores_created_at_once_by_several_clients_all_work(settings: Settings) 
         JobStore(clients[0], prefix=prefix).drop()
         for client in clients:
             client.close()
+
+
+@pytest.mark.integration
+def test_an_older_collection_gains_the_newer_properties_before_any_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.index.store as store_module  # noqa: PLC0415
+
+    client = connect_weaviate(settings)
+    try:
+        old = Store(client, prefix="TestUpgrade")
+        old.drop()
+        # As a collection of an older Synopsis: without the properties added since.
+        with monkeypatch.context() as patched:
+            patched.setattr(store_module, "_ADDED_ORIGINAL_PROPERTIES", ())
+            old.ensure_schema(embedding_model="m", dimension=3)
+        names = {p.name for p in client.collections.use(old.originals_name).config.get().properties}
+        assert "anchor" not in names
+
+        fresh = Store(client, prefix="TestUpgrade")  # a new process
+        assert fresh.embedding_info() is not None
+        names = {p.name for p in client.collections.use(old.originals_name).config.get().properties}
+        assert "anchor" in names
+        assert fresh.source_chunks("nothing.md", limit=5) == ([], 0)  # asks for the anchor
+    finally:
+        Store(client, prefix="TestUpgrade").drop()
+        client.close()
