@@ -3,10 +3,11 @@
 "and how do I make it count down?" finds nothing about `range()` on its own: what "it" is
 lives in the turns before. Three ways to make the query (`Settings.conversation_rewrite`):
 
-- `model`: the chat model rewrites the follow-up, given the last few turns' queries. A
-  small model's reply is used only when it is usable (one line, not far longer than the
-  follow-up, keeps at least one of its content words); otherwise `previous` is used.
-- `previous`: the previous turn's query, then the follow-up (no model call).
+- `previous` (the default): the previous turn's query, then the follow-up (no model call).
+- `model`: the chat model rewrites the follow-up, given the last few turns' queries. Its
+  reply is used only when it is usable (one line, no longer than the previous query and
+  the follow-up together, keeps at least one of the follow-up's content words);
+  otherwise `previous` is used.
 - `none`: the follow-up as asked.
 
 The first question of a conversation is always searched as asked. docs/conversations.md
@@ -46,8 +47,9 @@ _STOP_WORDS = (
     "will with would you your also just like make made instead same"
 )
 _STOP = frozenset(_STOP_WORDS.split())
-#: A usable rewrite is at most this many times the follow-up's length (or 200 chars).
-_MAX_GROWTH = 4
+#: A usable rewrite needs no more than the earlier query's words and the follow-up's:
+#: it is at most as long as the two together, plus this many characters.
+_MAX_EXTRA_CHARS = 20
 
 
 @dataclass(frozen=True)
@@ -101,13 +103,15 @@ class QueryRewriter:
         if self.method == "previous":
             return fallback
         query = clean_rewrite(self._reply(previous[-self.context_turns :], question))
-        return Rewrite(query, "model") if self.usable(query, question) else fallback
+        usable = self.usable(query, question, previous=previous[-1])
+        return Rewrite(query, "model") if usable else fallback
 
     @staticmethod
-    def usable(query: str, question: str) -> bool:
-        """Whether a rewrite may be searched: not empty, not far longer than the question,
-        and keeping at least one of its content words (when it has any)."""
-        if not query or len(query) > max(200, _MAX_GROWTH * len(question)):
+    def usable(query: str, question: str, *, previous: str) -> bool:
+        """Whether a rewrite may be searched: not empty, no longer than the previous query
+        and the question together (a longer reply is an answer, not a query), and keeping
+        at least one of the question's content words (when it has any)."""
+        if not query or len(query) > len(previous) + len(question) + _MAX_EXTRA_CHARS:
             return False
         own = content_words(question)
         return not own or bool(own & content_words(query))

@@ -56,7 +56,9 @@ def test_a_usable_reply_is_the_query() -> None:
     [
         "",  # nothing
         "I'm sorry, I cannot help with that request today.",  # lost the follow-up's words
-        "count down " * 60,  # far longer than the question
+        # An answer, not a query: longer than the earlier query and the follow-up together.
+        "You can count down with range() by giving it a negative step, as in range(10, 0, -1), "
+        "which starts at ten",
     ],
 )
 def test_an_unusable_reply_falls_back_to_the_previous_query(reply: str) -> None:
