@@ -142,9 +142,14 @@ def main() -> int:
             " bomb took 4,368 MB of RSS and 21 s before the size cap was checked (httpx"
             " inflates a whole read at a time, and its second decoder all of the first's"
             " output), and the slow-loris trickle was killed after 60 s (httpx's timeouts are"
-            " per read); the single gzip bomb grew 164 MB instead of 59. The 20 MB one-line"
-            " page loads as one chunk of about 4 million tokens, flagged oversized (the splitter"
-            " never cuts a line), which the embedder truncates: bounded, but not useful text.",
+            " per read); the single gzip bomb grew 164 MB instead of 59. Until commit 48ef78d"
+            " the splitter never cut a line: the 20 MB one-line page was one chunk of about 4"
+            " million tokens (the byte soup and the nested quotes one each), which the embedder"
+            " truncated. Lines over the limit are cut now; an ingest stores each distinct chunk"
+            " once (the one-line page: 2), and a source of more distinct chunks than"
+            " `SYNOPSIS_MAX_CHUNKS_PER_SOURCE` (2,000) is refused before anything of it is"
+            " written, since each chunk costs a model call. Through the HTTP API every case"
+            " is tested as an upload or a URL job: `tests/service/edges/test_api_hostile.py`.",
         ]
     )
     print()
