@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 import httpx
-from litestar import Litestar, Request, Response
+from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
@@ -38,68 +37,20 @@ from service.edges.api.documents import (
     provide_address_policy,
     provide_job_store,
 )
-from service.edges.api.exceptions import error_response
+from service.edges.api.exceptions import STATUS_CODES, status_code_for, synopsis_error_handler
 from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.openapi import ClosedStructSchemaPlugin
 from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
-from service.edges.api.schemas import ErrorBody
 from service.edges.api.security import load_api_keys
 from service.edges.api.watch import refuse_while_down, watching_weaviate
-from service.errors import (
-    EmbeddingMismatchError,
-    JobNotFoundError,
-    JobStateError,
-    JobsUnavailableError,
-    ModelError,
-    QueueFullError,
-    RequestLimitError,
-    SearchError,
-    SourceNotFoundError,
-    SourceNotReadyError,
-    StackError,
-    StoreError,
-    SynopsisError,
-    UnsafeUrlError,
-)
 from service.settings import Settings
 from service.synopsis import Synopsis
 
 __all__ = ["STATUS_CODES", "create_app", "status_code_for", "synopsis_error_handler"]
 
-#: The one error → status mapping, most specific class first.
-STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
-    (SearchError, 400),
-    (UnsafeUrlError, 400),
-    (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
-    (JobNotFoundError, 404),
-    (SourceNotFoundError, 404),
-    (SourceNotReadyError, 409),
-    (JobStateError, 409),
-    (QueueFullError, 429),
-    (JobsUnavailableError, 503),
-    (EmbeddingMismatchError, 409),
-    (StackError, 503),
-    (ModelError, 503),
-    (StoreError, 503),
-    (SynopsisError, 500),
-)
-
 _HEALTH_TIMEOUT = httpx.Timeout(5.0)
-
-
-def status_code_for(error: SynopsisError) -> int:
-    """The HTTP status of a Synopsis error."""
-    if isinstance(error, RequestLimitError) and error.too_large:
-        return 413
-    return next(code for kind, code in STATUS_CODES if isinstance(error, kind))
-
-
-def synopsis_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
-    """Every exception a request raises, as a status code and a JSON body: a
-    `SynopsisError` by `status_code_for`, the rest as `service.edges.api.exceptions` says."""
-    return error_response(request, exc, status_of=status_code_for)
 
 
 def create_app(

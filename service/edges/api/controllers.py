@@ -24,7 +24,7 @@ from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from service.edges.api.bodies import strict_body
-from service.edges.api.exceptions import RETRY_AFTER_SECONDS
+from service.edges.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_handler
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
 from service.edges.api.openapi import EventStreamOperation, error_responses
@@ -288,9 +288,6 @@ async def _answer_events(
     events: AsyncIterator[str | Answer], request: Request[Any, Any, Any]
 ) -> AsyncIterator[ServerSentEventMessage]:
     """The server-sent events of a streamed answer (`AskController.ask`)."""
-    # The app imports this module; its one error mapping is imported when first needed.
-    from service.edges.api.app import synopsis_error_handler  # noqa: PLC0415
-
     streamed: list[str] = []
     # A disconnect cancels this generator's task; closing `events` then closes the
     # model's stream, which stops the generation.

@@ -2,7 +2,7 @@
 
 | raised                                        | status                     | body adds        |
 |-----------------------------------------------|----------------------------|------------------|
-| `SynopsisError`                               | `STATUS_CODES` (app.py)    | `field`; for     |
+| `SynopsisError`                               | `STATUS_CODES`             | `field`; for     |
 |                                               |                            | Ollama/Weaviate  |
 |                                               |                            | `dependency`     |
 | a weaviate-client (or gRPC) error             | 503                        | `dependency`     |
@@ -37,9 +37,32 @@ from litestar.exceptions import HTTPException
 
 from service.edges.api.request_ids import request_id
 from service.edges.api.schemas import ErrorBody
-from service.errors import ModelError, StoreError, SynopsisError
+from service.errors import (
+    EmbeddingMismatchError,
+    JobNotFoundError,
+    JobStateError,
+    JobsUnavailableError,
+    ModelError,
+    QueueFullError,
+    RequestLimitError,
+    SearchError,
+    SourceNotFoundError,
+    SourceNotReadyError,
+    StackError,
+    StoreError,
+    SynopsisError,
+    UnsafeUrlError,
+)
 
-__all__ = ["RETRY_AFTER_SECONDS", "dependency_of", "error_response", "field_of"]
+__all__ = [
+    "RETRY_AFTER_SECONDS",
+    "STATUS_CODES",
+    "dependency_of",
+    "error_response",
+    "field_of",
+    "status_code_for",
+    "synopsis_error_handler",
+]
 
 #: What a 503 tells the client to wait before trying again.
 RETRY_AFTER_SECONDS = 5
@@ -141,3 +164,35 @@ def error_response(
         extra=extra,
     )
     return Response(body, status_code=code, headers=headers)
+
+
+#: The one error → status mapping, most specific class first.
+STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
+    (SearchError, 400),
+    (UnsafeUrlError, 400),
+    (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
+    (JobNotFoundError, 404),
+    (SourceNotFoundError, 404),
+    (SourceNotReadyError, 409),
+    (JobStateError, 409),
+    (QueueFullError, 429),
+    (JobsUnavailableError, 503),
+    (EmbeddingMismatchError, 409),
+    (StackError, 503),
+    (ModelError, 503),
+    (StoreError, 503),
+    (SynopsisError, 500),
+)
+
+
+def status_code_for(error: SynopsisError) -> int:
+    """The HTTP status of a Synopsis error."""
+    if isinstance(error, RequestLimitError) and error.too_large:
+        return 413
+    return next(code for kind, code in STATUS_CODES if isinstance(error, kind))
+
+
+def synopsis_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
+    """Every exception a request raises, as a status code and a JSON body: a
+    `SynopsisError` by `status_code_for`, the rest as described above."""
+    return error_response(request, exc, status_of=status_code_for)

@@ -39,12 +39,21 @@ def document() -> dict[str, Any]:
         ("/ask", "post", ["200", "400", "401", "409", "413", "503"]),
         ("/sources", "delete", ["200", "400", "401", "403", "404", "503"]),
         ("/documents", "post", ["202", "400", "401", "403", "413", "429", "503"]),
-        ("/documents/{source}", "get", ["200", "400", "401", "404", "503"]),
+        # 409: a document summary while its ingest is still writing summaries.
+        ("/documents/{source}", "get", ["200", "400", "401", "404", "409", "503"]),
         ("/documents/{source}", "delete", ["200", "400", "401", "403", "404", "503"]),
         ("/jobs", "get", ["200", "400", "401", "403", "503"]),
         ("/jobs/{job_id}", "get", ["200", "400", "401", "403", "404", "503"]),
         ("/jobs/{job_id}", "delete", ["200", "400", "401", "403", "404", "409", "503"]),
         ("/jobs/{job_id}/retry", "post", ["202", "400", "401", "403", "404", "409", "429", "503"]),
+        ("/conversations", "post", ["201", "401", "503"]),
+        ("/conversations/{conversation_id}", "get", ["200", "400", "401", "404", "503"]),
+        ("/conversations/{conversation_id}", "delete", ["200", "400", "401", "404", "503"]),
+        (
+            "/conversations/{conversation_id}/messages",
+            "post",
+            ["200", "400", "401", "404", "409", "413", "503"],
+        ),
     ],
 )
 def test_every_error_a_route_answers_is_declared(
