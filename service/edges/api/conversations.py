@@ -122,7 +122,7 @@ class ConversationController(Controller):
         "/{conversation_id:str}",
         operation_id="getConversation",
         summary="A conversation and its turns",
-        responses=error_responses(401, 404, 503),
+        responses=error_responses(400, 401, 404, 503),
     )
     async def read(
         self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, conversation_id: str
@@ -164,7 +164,7 @@ class ConversationController(Controller):
         operation_id="deleteConversation",
         summary="Delete a conversation",
         status_code=HTTP_200_OK,
-        responses=error_responses(401, 404, 503),
+        responses=error_responses(400, 401, 404, 503),
     )
     async def remove(
         self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, conversation_id: str
