@@ -129,8 +129,10 @@ _EDITED_SENTENCE = (
     "This is commonly used for creating minimal classes:",
     "This is commonly used for creating minimal classes, for example placeholders:",
 )
+# The header line ends with the section's anchor (`{#lambda-expressions}`) since the HTML
+# loader writes heading ids.
 _LAMBDA_SECTION = re.compile(
-    r"^### 4\.8\.6\. Lambda Expressions$.*?(?=^### 4\.8\.7\. )", re.M | re.S
+    r"^### 4\.8\.6\. Lambda Expressions(?: \{#[^}]*\})?$.*?(?=^### 4\.8\.7\. )", re.M | re.S
 )
 _LAMBDA_HEADER = "4.8.6. Lambda Expressions"
 
