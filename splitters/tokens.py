@@ -73,7 +73,8 @@ class Chunk:
         start: offset in the input of the chunk's first character (for a chunk that
             starts with a re-fenced piece, of the piece's first code line).
         tokens: exact cl100k_base token count of `content`.
-        oversized: True when `tokens` exceeds the limit (a single over-long line).
+        oversized: True when `tokens` exceeds the limit (only if a size estimate fell
+            short and could not be re-cut; over-long lines are cut).
     """
 
     content: str
@@ -251,7 +252,8 @@ class MarkdownTokenSplitter(TextSplitter):
         )
 
     def _split_unit(self, text: str, unit: _Unit, budget: int) -> list[_Unit]:
-        """Cut an oversized unit at line boundaries into pieces of at most `budget`."""
+        """Cut an oversized unit at line boundaries (a line over `budget` inside it, by
+        `_cut_line`) into pieces of at most `budget`."""
         is_code = unit.kind is BlockKind.CODE
         span_start, span_end = (
             (unit.body_start, unit.body_end) if is_code else (unit.start, unit.end)
