@@ -16,11 +16,13 @@ Two sections of docs/benchmarks.md are (re)written:
   compared with the raw weaviate-client call it makes, plus the query embedding
   (LangChain `OllamaEmbeddings.embed_query`, the same client Synopsis wraps, no cache):
 
-  - *floor joint*: one hybrid query over OriginalDocuments with the vector part on both
-    named vectors, `TargetVectors.manual_weights({"content": 1 - w, "summary": w})`
-    (w = `Settings.search_summary_weight`), BM25 over content, headers, identifiers
-    and the attached summary (limit k) — what `Store.search_originals` sends for the
-    default mode, `joint`;
+  - *floor joint*: one hybrid query over OriginalDocuments with the vector part on the
+    summary vector `joint` reads (`Settings.search_summary_vector`, by default `context`)
+    — alone at weight 1 (the default), else
+    `TargetVectors.manual_weights({"content": 1 - w, vector: w})` — and BM25 over
+    content, headers, identifiers and the attached summary at
+    `Settings.search_summary_keyword_weight` (`summary^0.5`; limit k): what
+    `Store.search_originals` sends for the default mode, `joint`;
   - *floor originals*: the same over the `content` vector only, without the summary
     property (the `originals` mode);
   - *floor summaries*: a hybrid query on SummarizedDocuments with `return_references`
@@ -71,7 +73,7 @@ from weaviate.classes.query import (
     TargetVectors,
 )
 
-from service.index.records import CONTENT_VECTOR, SUMMARY_VECTOR
+from service.index.records import CONTENT_VECTOR
 from service.index.store import ORIGINAL_HIT_PROPERTIES
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.search import SearchRequest, search_request
@@ -175,20 +177,24 @@ class Floor:
         self.embeddings = ollama_embeddings(settings)
         self.vectors: dict[str, list[float]] = {}
         self.alpha = settings.search_alpha
+        self.summary_vector = settings.search_summary_vector
         self.summary_weight = settings.search_summary_weight
-        self.summary_keywords = settings.search_summary_keywords
+        self.keyword_properties = search_request(settings, "-").summary_use().keyword_properties()
 
     def hybrid(self, query: str, vector: list[float], limit: int = K) -> Any:
         if self.over == "joint":
             shape: dict[str, Any] = {
-                "target_vector": TargetVectors.manual_weights(
-                    {
-                        CONTENT_VECTOR: 1.0 - self.summary_weight,
-                        SUMMARY_VECTOR: self.summary_weight,
-                    }
+                "target_vector": (
+                    self.summary_vector
+                    if self.summary_weight >= 1.0
+                    else TargetVectors.manual_weights(
+                        {
+                            CONTENT_VECTOR: 1.0 - self.summary_weight,
+                            self.summary_vector: self.summary_weight,
+                        }
+                    )
                 ),
-                "query_properties": ["content", "headers", "identifiers"]
-                + (["summary"] if self.summary_keywords else []),
+                "query_properties": self.keyword_properties,
                 "return_properties": ORIGINAL_PROPERTIES,
             }
         elif self.over == "originals":
@@ -361,9 +367,9 @@ def bench_query_path(
         "other test runs, so compare rows of this run with each other, not with other runs\n"
         f"- corpus: {stats.get('originals')} originals, {stats.get('summaries')} summaries "
         f"in the `{settings.collection_prefix or '(default)'}` collections ({pending} chunks "
-        f"without an attached summary); k = {K}; joint mode: summary weight "
-        f"{settings.search_summary_weight}, summary keywords "
-        f"{'on' if settings.search_summary_keywords else 'off'}\n"
+        f"without an attached summary); k = {K}; joint mode: {settings.search_summary_vector} "
+        f"vector weight {settings.search_summary_weight}, summary keyword weight "
+        f"{settings.search_summary_keyword_weight}\n"
         f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
         f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
         f"- Weaviate {weaviate_version} (local stack), weaviate-client "

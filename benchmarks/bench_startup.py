@@ -42,8 +42,9 @@ from pathlib import Path
 
 from report import cpu_model, load_text, write_section
 
-from service.index.records import CONTENT_VECTOR, SUMMARY_VECTOR
+from service.index.records import CONTENT_VECTOR
 from service.index.store import ORIGINAL_HIT_PROPERTIES
+from service.query.search import search_request
 from service.settings import Settings
 
 REPORT = Path("docs/benchmarks.md")
@@ -100,9 +101,8 @@ def floor_search_command(settings: Settings, query: str) -> list[str]:
         "grpc": settings.local_weaviate_grpc_port,
         "collection": f"{settings.collection_prefix}OriginalDocuments",
         "alpha": settings.search_alpha,
-        "weights": {CONTENT_VECTOR: 1.0 - weight, SUMMARY_VECTOR: weight},
-        "properties": ["content", "headers", "identifiers"]
-        + (["summary"] if settings.search_summary_keywords else []),
+        "weights": {CONTENT_VECTOR: 1.0 - weight, settings.search_summary_vector: weight},
+        "properties": search_request(settings, "-").summary_use().keyword_properties(),
         "k": K,
         "returned": ORIGINAL_HIT_PROPERTIES,
     }

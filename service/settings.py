@@ -21,6 +21,7 @@ __all__ = [
     "CONSISTENCY_LEVELS",
     "ENV_PREFIX",
     "REWRITE_METHODS",
+    "SUMMARY_VECTORS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "Settings",
 ]
@@ -31,6 +32,8 @@ ENV_PREFIX = "SYNOPSIS_"
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 #: How a conversation's follow-up becomes a search query (`conversation_rewrite`).
 REWRITE_METHODS = ("model", "previous", "none")
+#: The vectors of a chunk's summary that `joint` search can read (service/index/records.py).
+SUMMARY_VECTORS = ("context", "summary")
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
@@ -132,10 +135,13 @@ class Settings:
     search_k: int = 5
     search_alpha: float = 0.5
     search_mode: str = "joint"
-    # `joint` mode: the summary vector's share of each chunk's vector score, and whether
-    # BM25 reads the summaries' text beside the chunks'.
-    search_summary_weight: float = 0.5
-    search_summary_keywords: bool = True
+    # `joint` mode: which vector of each chunk's summary it reads (context: the summary
+    # and the chunk embedded together; summary: the summary alone), that vector's share
+    # of the vector score (the rest: the chunk's own vector), and the weight of the
+    # summary's words in BM25 against the chunk's (0: BM25 reads the chunk only).
+    search_summary_vector: str = "context"
+    search_summary_weight: float = 1.0
+    search_summary_keyword_weight: float = 0.5
     # A summary whose embedding's cosine similarity to its chunk's is below this is kept in
     # SummarizedDocuments but not attached to its chunk (service/ingest/attach.py).
     summary_min_similarity: float = 0.0
@@ -235,6 +241,14 @@ class Settings:
                 f"{self.env_names()['conversation_rewrite']} must be one of "
                 f"{', '.join(REWRITE_METHODS)}"
             )
+        if self.search_summary_vector not in SUMMARY_VECTORS:
+            raise ConfigurationError(
+                f"{self.env_names()['search_summary_vector']} must be one of "
+                f"{', '.join(SUMMARY_VECTORS)}"
+            )
+        for name in ("search_summary_weight", "search_summary_keyword_weight"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigurationError(f"{self.env_names()[name]} must be between 0 and 1")
         if self.conversation_max_turns < 1 or self.conversation_context_turns < 1:
             raise ConfigurationError(
                 f"{self.env_names()['conversation_max_turns']} and "

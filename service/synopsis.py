@@ -248,12 +248,17 @@ class Synopsis:
         )
 
     def reattach(self) -> ReattachReport:
-        """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to every stored summary again (no model call)."""
-        from service.ingest.attach import reattach
+        """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to every stored summary again (no LLM
+        call; each attached summary is embedded with its chunk). An index built before
+        chunks had `context` vectors gets them."""
+        from service.ingest.attach import reattach, upgrade_context
 
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
-        return reattach(self.store, min_similarity=self.settings.summary_min_similarity)
+        self.store.check_embedding(embedding_model=self.embedder.model)
+        threshold = self.settings.summary_min_similarity
+        upgraded = upgrade_context(self.store, embedder=self.embedder, min_similarity=threshold)
+        return upgraded or reattach(self.store, embedder=self.embedder, min_similarity=threshold)
 
     def reindex(
         self, from_prefix: str, *, on_progress: Callable[[str], None] | None = None

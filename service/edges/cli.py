@@ -259,6 +259,8 @@ def _print_event(event: IngestEvent) -> None:
         _report(
             f"  {event.message}" if event.message != "unchanged" else f"{event.source}: unchanged"
         )
+    elif event.stage == "upgrade":
+        _report(f"index: {event.message}")
     elif event.stage == "error":
         _err.print(f"[red]skipped[/red] {event.message}")
 
@@ -640,8 +642,10 @@ def resummarize(settings: Settings, kind: str, model: str | None) -> None:
 def reattach(settings: Settings) -> None:
     """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to the stored summaries again (no LLM call).
 
-    Each summary is attached to its chunk (its text joins the chunk's BM25 and its vector
-    the chunk's `summary` vector) or, below the threshold, left out.
+    Each summary is attached to its chunk (its text joins the chunk's BM25, its vector the
+    chunk's `summary` vector, and the summary embedded with the chunk its `context`
+    vector: one embedding each) or, below the threshold, left out. An index built before
+    chunks had `context` vectors gets them.
     """
     with _open(settings) as synopsis:
         click.echo(synopsis.reattach().summary_line())
@@ -734,8 +738,8 @@ def _distances(value: str | None) -> list[float]:
 @click.option(
     "--ablation",
     is_flag=True,
-    help="Also score the parts of the joint mode (summary vector only, summary BM25 only, "
-    "summary weights 0.25/0.5/0.75).",
+    help="Also score the parts of the joint mode one by one (the summary's vector, its "
+    "words in BM25, the context vector, their weights).",
 )
 @click.option(
     "--workers",
@@ -796,6 +800,8 @@ def evaluate(
         if package and package.weights.endswith(".gguf"):
             origin += f", {package.weights}"
         models.append(f"{role} by {model}{origin}{')' if package else ''}")
+    from service.query.search import search_request
+
     with _open(settings) as synopsis:
         stats = synopsis.stats()
         context = {
@@ -812,8 +818,7 @@ def evaluate(
             questions,
             k=k,
             alpha=alpha,
-            summary_weight=settings.search_summary_weight,
-            summary_keywords=settings.search_summary_keywords,
+            summary=search_request(settings, "-").summary_use(),
             max_distance=gate,
             answer_k=settings.search_k,
             runs=runs,

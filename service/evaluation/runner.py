@@ -27,6 +27,7 @@ from service.evaluation.metrics import (
     unique_hits,
 )
 from service.evaluation.questions import Query
+from service.index.store import SummaryUse
 from service.query.answer import missing_terms
 from service.query.modes import Mode
 from service.query.search import Hit, SearchRequest
@@ -59,8 +60,7 @@ class Run:
     name: str
     mode: Mode
     alpha: float | None = None  # None: the settings' default alpha
-    summary_weight: float | None = None  # `joint` mode; None: the settings' default
-    summary_keywords: bool | None = None  # `joint` mode; None: the settings' default
+    summary: SummaryUse | None = None  # `joint` mode; None: the settings' default
     description: str = ""
 
 
@@ -82,24 +82,38 @@ ABLATIONS: tuple[Run, ...] = (
     Run(
         name="joint: summary vector only",
         mode="joint",
-        summary_keywords=False,
-        description="the chunk's and its summary's vectors; BM25 over the chunk only",
+        summary=SummaryUse(vector="summary", weight=0.5, keyword_weight=0.0),
+        description="the chunk's vector and its summary's (0.5 each); BM25 over the chunk",
     ),
     Run(
         name="joint: summary BM25 only",
         mode="joint",
-        summary_weight=0.0,
-        summary_keywords=True,
+        summary=SummaryUse(weight=0.0, keyword_weight=1.0),
         description="the chunk's vector only; BM25 over the chunk and its summary",
     ),
-    *(
-        Run(
-            name=f"joint: summary weight {weight:g}",
-            mode="joint",
-            summary_weight=weight,
-            description=f"summary vector weight {weight:g}, BM25 over both",
-        )
-        for weight in (0.25, 0.5, 0.75)
+    Run(
+        name="joint: summary vector + BM25",
+        mode="joint",
+        summary=SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0),
+        description="the summary's vector (0.5) and its text in BM25 (the previous default)",
+    ),
+    Run(
+        name="joint: context vector only",
+        mode="joint",
+        summary=SummaryUse(vector="context", weight=1.0, keyword_weight=0.0),
+        description="the context vector (summary and chunk embedded together); BM25 over the chunk",
+    ),
+    Run(
+        name="joint: context, summary BM25 weight 1",
+        mode="joint",
+        summary=SummaryUse(vector="context", weight=1.0, keyword_weight=1.0),
+        description="the context vector; the summary's words in BM25 as much as the chunk's",
+    ),
+    Run(
+        name="joint: context weight 0.5",
+        mode="joint",
+        summary=SummaryUse(vector="context", weight=0.5, keyword_weight=0.5),
+        description="the chunk's vector and the context vector, 0.5 each",
     ),
 )
 
@@ -202,8 +216,7 @@ def evaluate(
     *,
     k: int = 10,
     alpha: float = 0.5,
-    summary_weight: float = 0.5,
-    summary_keywords: bool = True,
+    summary: SummaryUse | None = None,
     max_distance: float = 0.0,
     answer_k: int = 5,
     sweep: Sequence[float] = (),
@@ -229,15 +242,15 @@ def evaluate(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
 
         def search_all(run: Run, distance: float) -> list[list[Hit]]:
+            use = run.summary or summary or SummaryUse()
             template = SearchRequest(
                 query="-",
                 k=k,
                 mode=run.mode,
                 alpha=alpha if run.alpha is None else run.alpha,
-                summary_weight=summary_weight if run.summary_weight is None else run.summary_weight,
-                summary_keywords=(
-                    summary_keywords if run.summary_keywords is None else run.summary_keywords
-                ),
+                summary_vector=use.vector,
+                summary_weight=use.weight,
+                summary_keyword_weight=use.keyword_weight,
                 max_vector_distance=distance,
             )
             return list(pool.map(lambda q: _search(searcher, q, template), queries))

@@ -18,7 +18,7 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
 )
-from service.index.store import HybridQuery, Match
+from service.index.store import HybridQuery, Match, SummaryUse
 
 __all__ = ["IngestStore", "SearchStore"]
 
@@ -28,9 +28,9 @@ class SearchStore(Protocol):
 
     def exists(self) -> bool: ...
 
-    def search_originals(
-        self, query: HybridQuery, *, summary_weight: float, summary_keywords: bool
-    ) -> list[Match]: ...
+    def search_originals(self, query: HybridQuery, *, use: SummaryUse | None) -> list[Match]: ...
+
+    def has_context_vectors(self) -> bool: ...
 
     def search_summaries(self, query: HybridQuery) -> list[Match]: ...
 
@@ -43,6 +43,12 @@ class IngestStore(Protocol):
     """The reads and writes an ingest makes."""
 
     def ensure_schema(self, *, embedding_model: str, dimension: int) -> None: ...
+
+    def has_context_vectors(self) -> bool: ...
+
+    def add_context_vector(self) -> None: ...
+
+    def mark_context_vectors(self) -> None: ...
 
     def source_record(self, source: str) -> SourceRecord | None: ...
 

@@ -11,24 +11,34 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 __all__ = [
     "CONTENT_VECTOR",
+    "CONTEXT_VECTOR",
     "SUMMARY_VECTOR",
     "OriginalRecord",
     "SourceRecord",
     "StoredOriginal",
     "SummaryAttachment",
     "SummaryRecord",
+    "SummaryVector",
+    "context_text",
     "header_path",
     "indexed_text",
     "now",
 ]
 
-#: The named vectors of an original: its own text, and its summary (the chunk's text
-#: until a summary is attached, so that a chunk without one scores as itself).
+#: The named vectors of an original: its own text; its summary; and its summary with
+#: the chunk (the chunk in its summary's context, as contextual retrieval embeds it).
+#: Until a summary is attached, the last two are the chunk's own vector, so that a chunk
+#: without one scores as itself.
 CONTENT_VECTOR = "content"
 SUMMARY_VECTOR = "summary"
+CONTEXT_VECTOR = "context"
+
+#: The vector of its summary that `joint` search reads for a chunk.
+SummaryVector = Literal["context", "summary"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,15 +110,17 @@ class StoredOriginal:
 
 @dataclass(frozen=True, kw_only=True)
 class SummaryAttachment:
-    """A summary given to its original as context: BM25 text and the `summary` vector.
+    """A summary given to its original as context: BM25 text, the `summary` vector and
+    the `context` vector (summary and chunk embedded together).
 
-    `text` is empty and `vector` is the chunk's own when the summary was filtered out.
+    `text` is empty and both vectors are the chunk's own when the summary was filtered out.
     """
 
     original_id: uuid.UUID
     summary_id: uuid.UUID
     text: str
     vector: list[float]
+    context_vector: list[float]
     similarity: float
 
 
@@ -135,6 +147,12 @@ def indexed_text(headers: Sequence[str], text: str) -> str:
     """What is embedded for a chunk or a summary: its header path, then the text."""
     path = header_path(headers)
     return f"{path}\n\n{text}" if path else text
+
+
+def context_text(headers: Sequence[str], summary: str, content: str) -> str:
+    """What is embedded as a chunk's `context` vector: its header path, its summary, then
+    the chunk (a text longer than the model's context keeps its beginning)."""
+    return indexed_text(headers, f"{summary}\n\n{content}" if summary else content)
 
 
 def now() -> dt.datetime:

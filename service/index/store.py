@@ -2,10 +2,11 @@
 
 Collections (names may carry `Settings.collection_prefix`):
 
-- `OriginalDocuments`: one object per chunk, with two named vectors: `content` (header
-  path + text) and `summary` (header path + its summary once attached; the content
-  vector until then, or when the summary was filtered out). The attached summary's text
-  is also a BM25 property of the chunk, so a chunk can be found by its summary's words.
+- `OriginalDocuments`: one object per chunk, with three named vectors: `content` (header
+  path + text), `summary` (header path + its summary once attached) and `context`
+  (header path + summary + text, embedded together); the last two are the content
+  vector until a summary is attached, or when it was filtered out. The attached
+  summary's text is also a BM25 property of the chunk.
 - `SummarizedDocuments`: one object per (chunk, model, prompt version), vector = embedding
   of header path + summary, reference `originalDocument` → its chunk.
 - `IngestedSources`: one object per source: content hash, status, chunk count, pending
@@ -48,6 +49,7 @@ from service.errors import EmbeddingMismatchError, StoreError
 from service.index.identity import NAMESPACE
 from service.index.records import (
     CONTENT_VECTOR,
+    CONTEXT_VECTOR,
     SUMMARY_VECTOR,
     ChunkPlace,
     OriginalRecord,
@@ -55,12 +57,14 @@ from service.index.records import (
     StoredOriginal,
     SummaryAttachment,
     SummaryRecord,
+    SummaryVector,
     header_path,
 )
 from service.index.replication import Replication
 from service.index.schema import ensure_collection, keyword_property, stored_text
 
 __all__ = [
+    "CHUNK_KEYWORD_PROPERTIES",
     "ORIGINAL_HIT_PROPERTIES",
     "SCHEMA_VERSION",
     "HybridQuery",
@@ -68,14 +72,21 @@ __all__ = [
     "SearchFilters",
     "SourceChunk",
     "Store",
+    "SummaryUse",
 ]
 
 #: The layout of the collections; one built with another layout is refused (re-index).
 #: 2: named vectors `content`/`summary` and the summary's text on each original.
-SCHEMA_VERSION = 2
+#: 3: a third named vector, `context`. A layout-2 index is still read (its `joint` search
+#: uses the `summary` vector) until `synopsis reattach` adds and fills `context`.
+SCHEMA_VERSION = 3
+_READABLE_SCHEMAS = (2, SCHEMA_VERSION)
 
 _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 
+
+#: What BM25 reads of a chunk itself (its summary's text may join: `SummaryUse`).
+CHUNK_KEYWORD_PROPERTIES = ("content", "headers", "identifiers")
 
 #: What a search hit shows of an original.
 # "summary" is the attached summary's text (empty while pending or filtered out).
@@ -112,6 +123,23 @@ class HybridQuery:
     ranked: bool = False  # rankedFusion instead of relativeScoreFusion
     with_vectors: bool = False  # return the matches' vectors (for distances)
     explain: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryUse:
+    """How a search over the chunks reads each chunk's attached summary."""
+
+    vector: SummaryVector = "context"  # which of its vectors joins the chunk's own
+    weight: float = 1.0  # that vector's share of the vector score (the rest: `content`)
+    # The weight of the summary's words in BM25 against the chunk's own (0: not read).
+    keyword_weight: float = 0.5
+
+    def keyword_properties(self) -> list[str]:
+        """The properties BM25 reads, with the summary's boost (`summary^0.5`)."""
+        if self.keyword_weight <= 0:
+            return list(CHUNK_KEYWORD_PROPERTIES)
+        boost = "" if self.keyword_weight == 1.0 else f"^{self.keyword_weight:g}"
+        return [*CHUNK_KEYWORD_PROPERTIES, f"summary{boost}"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,6 +265,38 @@ class Store:
             return info
         return None
 
+    def has_context_vectors(self) -> bool:
+        """False for an index of layout 2, built before chunks had a `context` vector
+        (`service.ingest.attach.upgrade_context` adds them); True otherwise."""
+        info = self.embedding_info()
+        return info is None or info.get("schema") == SCHEMA_VERSION
+
+    def add_context_vector(self) -> None:
+        """Layout 2 → 3, first step: add the `context` vector to OriginalDocuments and set
+        it to each chunk's content vector (summaries then attach their own). Safe to repeat."""
+        collection = self.client.collections.use(self.originals_name)
+        if CONTEXT_VECTOR not in (collection.config.get().vector_config or {}):
+            collection.config.add_vector(
+                vector_config=Configure.Vectors.self_provided(
+                    name=CONTEXT_VECTOR,
+                    vector_index_config=Configure.VectorIndex.hnsw(
+                        distance_metric=VectorDistances.COSINE
+                    ),
+                )
+            )
+        writable = self._writable(self.originals_name)
+        for obj in collection.iterator(include_vector=True, return_properties=[]):
+            writable.data.update(
+                uuid=obj.uuid, vector={CONTEXT_VECTOR: _vector(obj.vector, CONTENT_VECTOR)}
+            )
+
+    def mark_context_vectors(self) -> None:
+        """Layout 2 → 3, last step: record the layout once every chunk has its vector."""
+        info = dict(self.embedding_info() or {})
+        info["schema"] = SCHEMA_VERSION
+        self.client.collections.use(self.originals_name).config.update(description=json.dumps(info))
+        self._embedding_info = info
+
     def check_embedding(self, *, embedding_model: str, dimension: int | None = None) -> None:
         """Raise EmbeddingMismatchError unless the collections use this embedding model."""
         info = self.embedding_info()
@@ -254,7 +314,7 @@ class Store:
                 "without any LLM call, or ingest again) or configure the original "
                 "embedding model."
             )
-        if info.get("schema") != SCHEMA_VERSION:
+        if info.get("schema") not in _READABLE_SCHEMAS:
             raise EmbeddingMismatchError(
                 f"collection {self.originals_name} was built by an older Synopsis (schema "
                 f"{info.get('schema', 1)}, this one writes {SCHEMA_VERSION}: each chunk "
@@ -267,7 +327,7 @@ class Store:
         self._create_vector_collection(
             self.originals_name,
             description,
-            vectors=(CONTENT_VECTOR, SUMMARY_VECTOR),
+            vectors=(CONTENT_VECTOR, SUMMARY_VECTOR, CONTEXT_VECTOR),
             properties=[
                 *_searchable_properties("content"),
                 Property(name="summary", data_type=DataType.TEXT),
@@ -471,21 +531,20 @@ class Store:
 
     # -- queries ------------------------------------------------------------------------
 
-    def search_originals(
-        self, query: HybridQuery, *, summary_weight: float, summary_keywords: bool
-    ) -> list[Match]:
-        """Hybrid over the chunks. With `summary_weight` > 0 the vector part scores each
-        chunk by both its vectors (`content` and `summary`, that weight on the summary's);
-        with `summary_keywords` its summary's text joins BM25."""
-        if summary_weight > 0:
-            target: Any = TargetVectors.manual_weights(
-                {CONTENT_VECTOR: 1.0 - summary_weight, SUMMARY_VECTOR: summary_weight}
-            )
-        else:
-            target = CONTENT_VECTOR
-        keywords = ["content", "headers", "identifiers"]
-        if summary_keywords:
-            keywords.append("summary")
+    def search_originals(self, query: HybridQuery, *, use: SummaryUse | None) -> list[Match]:
+        """Hybrid over the chunks: by their own text and vector alone (`use` None), or
+        with their summaries as `use` says: one of the summary's vectors joins the chunk's
+        (`TargetVectors.manual_weights`), and its text joins BM25 at its boost."""
+        target: Any = CONTENT_VECTOR
+        keywords = list(CHUNK_KEYWORD_PROPERTIES)
+        if use is not None:
+            if use.weight >= 1.0:
+                target = use.vector
+            elif use.weight > 0:
+                target = TargetVectors.manual_weights(
+                    {CONTENT_VECTOR: 1.0 - use.weight, use.vector: use.weight}
+                )
+            keywords = use.keyword_properties()
         return self._hybrid(
             self.originals,
             query,
@@ -691,7 +750,11 @@ class Store:
             DataObject(
                 uuid=record.id,
                 # Until its summary is attached, a chunk's summary vector is its own.
-                vector={CONTENT_VECTOR: record.vector, SUMMARY_VECTOR: record.vector},
+                vector={
+                    CONTENT_VECTOR: record.vector,
+                    SUMMARY_VECTOR: record.vector,
+                    CONTEXT_VECTOR: record.vector,
+                },
                 properties={
                     **_shared_properties(record),
                     "content": record.content,
@@ -735,7 +798,8 @@ class Store:
         return self._insert(self.summaries_name, objects)
 
     def attach_summaries(self, attachments: Sequence[SummaryAttachment]) -> None:
-        """Give each original its summary: BM25 text, `summary` vector and provenance."""
+        """Give each original its summary: BM25 text, `summary` and `context` vectors and
+        provenance."""
         originals = self._writable(self.originals_name)
         for item in attachments:
             try:
@@ -747,7 +811,7 @@ class Store:
                         "summary_pending": False,
                         "summary_similarity": item.similarity,
                     },
-                    vector={SUMMARY_VECTOR: item.vector},
+                    vector={SUMMARY_VECTOR: item.vector, CONTEXT_VECTOR: item.context_vector},
                 )
             except Exception as exc:
                 raise StoreError(

@@ -6,21 +6,46 @@ its chunk — with a tiny model, that happens — so it is kept in SummarizedDoc
 (with its score, for inspection) but not attached: its chunk is then searched by its
 own text and vector only. The idea is doc2query--'s: filter expansions that do not match
 their document.
+
+An attached summary gives its chunk three things: its words to BM25, its own vector
+(`summary`), and the vector of the summary and the chunk embedded together (`context`:
+Anthropic's contextual retrieval prepends such a context to the chunk before embedding
+it). `joint` search reads the `context` vector by default (docs/eval.md).
 """
 
 from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import IngestStore
-from service.index.records import OriginalRecord, SummaryAttachment, SummaryRecord
+from service.index.records import (
+    OriginalRecord,
+    SummaryAttachment,
+    SummaryRecord,
+    context_text,
+)
 from service.ingest.summarize import SummaryResult
 
-__all__ = ["ReattachReport", "attachment", "cosine_similarity", "reattach", "summary_record"]
+__all__ = [
+    "DocumentEmbedder",
+    "ReattachReport",
+    "attachment",
+    "attachments",
+    "cosine_similarity",
+    "reattach",
+    "summary_record",
+]
+
+
+class DocumentEmbedder(Protocol):
+    """What attaching needs of an embedder (`service.models.embed.Embedder`)."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
@@ -59,19 +84,55 @@ def summary_record(
     )
 
 
+def kept(summary: SummaryRecord, min_similarity: float) -> bool:
+    """True when `summary` scores high enough against its chunk to be attached."""
+    return summary.similarity >= min_similarity
+
+
 def attachment(
-    summary: SummaryRecord, *, content_vector: list[float], min_similarity: float
+    summary: SummaryRecord,
+    *,
+    content_vector: list[float],
+    context_vector: list[float],
+    min_similarity: float,
 ) -> SummaryAttachment:
     """What `summary` gives its chunk: all of it, or nothing when it scores below
-    `min_similarity` (then the chunk's summary vector is its own content vector)."""
-    kept = summary.similarity >= min_similarity
+    `min_similarity` (then the chunk's summary and context vectors are its own)."""
+    attached = kept(summary, min_similarity)
     return SummaryAttachment(
         original_id=summary.original_id,
         summary_id=summary.id,
-        text=summary.summary if kept else "",
-        vector=summary.vector if kept else content_vector,
+        text=summary.summary if attached else "",
+        vector=summary.vector if attached else content_vector,
+        context_vector=context_vector if attached else content_vector,
         similarity=summary.similarity,
     )
+
+
+def attachments(
+    summaries: Sequence[SummaryRecord],
+    originals: Mapping[uuid.UUID, OriginalRecord],
+    *,
+    embedder: DocumentEmbedder,
+    min_similarity: float,
+) -> list[SummaryAttachment]:
+    """The attachment of each summary whose original is in `originals` (with its text
+    and vector); each kept summary costs one embedding, of it together with its chunk."""
+    present = [s for s in summaries if s.original_id in originals]
+    embedded = [s for s in present if kept(s, min_similarity)]
+    vectors = embedder.embed_documents(
+        [context_text(s.headers, s.summary, originals[s.original_id].content) for s in embedded]
+    )
+    context = {s.id: vector for s, vector in zip(embedded, vectors, strict=True)}
+    return [
+        attachment(
+            s,
+            content_vector=originals[s.original_id].vector,
+            context_vector=context.get(s.id, []),
+            min_similarity=min_similarity,
+        )
+        for s in present
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,25 +151,37 @@ class ReattachReport:
         )
 
 
-def reattach(store: IngestStore, *, min_similarity: float, batch_size: int = 200) -> ReattachReport:
-    """Apply `min_similarity` to every stored summary again, without any model call: each
-    is attached to its chunk, or filtered out (its scores are stored with it)."""
+def reattach(
+    store: IngestStore,
+    *,
+    embedder: DocumentEmbedder,
+    min_similarity: float,
+    batch_size: int = 200,
+) -> ReattachReport:
+    """Apply `min_similarity` to every stored summary again, without any LLM call: each
+    is attached to its chunk (its context vector embedded again), or filtered out."""
     summaries = store.list_summaries(with_vectors=True)
     attached = filtered = orphans = 0
     for start in range(0, len(summaries), batch_size):
         batch = summaries[start : start + batch_size]
         originals = store.originals_by_id((s.original_id for s in batch), with_vectors=True)
-        items = []
-        for summary in batch:
-            original = originals.get(summary.original_id)
-            if original is None:
-                orphans += 1
-                continue
-            item = attachment(
-                summary, content_vector=original.vector, min_similarity=min_similarity
-            )
-            attached += bool(item.text)
-            filtered += not item.text
-            items.append(item)
+        items = attachments(batch, originals, embedder=embedder, min_similarity=min_similarity)
+        orphans += len(batch) - len(items)
+        attached += sum(bool(item.text) for item in items)
+        filtered += sum(not item.text for item in items)
         store.attach_summaries(items)
     return ReattachReport(attached=attached, filtered=filtered, orphans=orphans)
+
+
+def upgrade_context(
+    store: IngestStore, *, embedder: DocumentEmbedder, min_similarity: float
+) -> ReattachReport | None:
+    """Give an index built before `context` vectors existed (layout 2) one for every
+    chunk: its content vector, then each attached summary's (as `reattach`, no LLM
+    call). None when the index has them already."""
+    if store.has_context_vectors():
+        return None
+    store.add_context_vector()
+    report = reattach(store, embedder=embedder, min_similarity=min_similarity)
+    store.mark_context_vectors()
+    return report

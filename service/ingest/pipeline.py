@@ -47,7 +47,7 @@ from service.index.records import (
     indexed_text,
     now,
 )
-from service.ingest.attach import attachment, summary_record
+from service.ingest.attach import attachments, summary_record, upgrade_context
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
@@ -62,7 +62,8 @@ STAGES = ("load", "split", "summarize", "embed", "write")
 class IngestEvent:
     """Progress of an ingest: a stage of one source, with counts where they apply."""
 
-    stage: str  # one of STAGES, or "source" (a source finished) / "error"
+    stage: str  # one of STAGES, "source" (a source finished), "error", or "upgrade" (the
+    # index gains what this version stores: `Ingestor._upgrade_context`)
     source: str
     message: str = ""
     done: int = 0
@@ -173,6 +174,7 @@ class Ingestor:
         self.store.ensure_schema(
             embedding_model=self.embedder.model, dimension=self.embedder.dimension()
         )
+        self._upgrade_context()
         pending = [
             work
             for document in _timed(documents, report.seconds, "load")
@@ -182,6 +184,18 @@ class Ingestor:
             self._attach_summaries(work, report)
         report.wall_seconds = time.perf_counter() - started
         return report
+
+    def _upgrade_context(self) -> None:
+        """An index built before chunks had a `context` vector gets them first (no LLM
+        call; one embedding per attached summary), so that every chunk has one."""
+        if self.store.has_context_vectors():
+            return
+        self._emit(IngestEvent(stage="upgrade", source="", message="adding context vectors"))
+        upgraded = upgrade_context(
+            self.store, embedder=self.embedder, min_similarity=self.min_similarity
+        )
+        if upgraded is not None:
+            self._emit(IngestEvent(stage="upgrade", source="", message=upgraded.summary_line()))
 
     def _write_chunks(self, document: Document, report: IngestReport) -> _PendingSource | None:
         """Phase 1 for one source; returns what phase 2 has to do (None: nothing)."""
@@ -316,15 +330,22 @@ class Ingestor:
             )
         ]
         written = self.store.write_summaries(summaries)
-        self.store.attach_summaries(
-            [
-                attachment(
-                    summary, content_vector=content_vector, min_similarity=self.min_similarity
-                )
-                for summary, content_vector in zip(summaries, content_vectors, strict=True)
-                if content_vector  # an original deleted meanwhile gets nothing
-            ]
+        report.seconds["write"] += time.perf_counter() - clock
+
+        # An original deleted meanwhile (no vector) gets nothing.
+        clock = time.perf_counter()
+        present = {
+            o.id: dataclasses.replace(o, vector=v)
+            for o, v in zip(work.originals, content_vectors, strict=True)
+            if v
+        }
+        items = attachments(
+            summaries, present, embedder=self.embedder, min_similarity=self.min_similarity
         )
+        report.seconds["embed"] += time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        self.store.attach_summaries(items)
         report.filtered_summaries += sum(s.similarity < self.min_similarity for s in summaries)
         self.store.put_source_record(
             dataclasses.replace(work.record, status="complete", pending=0, ingested_at=now())

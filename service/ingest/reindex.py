@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from service.index.records import SummaryRecord, indexed_text, now
 from service.index.store import Store
-from service.ingest.attach import attachment, cosine_similarity
+from service.ingest.attach import attachments, cosine_similarity
 from service.ingest.pipeline import settings_key
 from service.models.embed import Embedder
 
@@ -77,17 +77,18 @@ def reindex(
             )
             for (copy, s), vector in zip(own, summary_vectors, strict=True)
         ]
-        content = {copy.id: copy.vector for copy in copies}
         models = {(s.model, s.prompt_version) for s in new_summaries} or {("", "")}
         chat_model, prompt_version = sorted(models)[0]
         target.put_source_record(dataclasses.replace(record, status="ingesting", ingested_at=now()))
         target.write_originals(copies)
         target.write_summaries(new_summaries)
         target.attach_summaries(
-            [
-                attachment(s, content_vector=content[s.original_id], min_similarity=min_similarity)
-                for s in new_summaries
-            ]
+            attachments(
+                new_summaries,
+                {copy.id: copy for copy in copies},
+                embedder=embedder,
+                min_similarity=min_similarity,
+            )
         )
         target.put_source_record(
             dataclasses.replace(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from service.index.identity import summary_id
 from service.index.records import OriginalRecord, SummaryRecord, header_path, indexed_text
 from service.index.store import Store
-from service.ingest.attach import attachment, summary_record
+from service.ingest.attach import attachments, summary_record
 from service.ingest.summarize import Summarizer, SummaryRequest
 from service.models.embed import Embedder
 
@@ -100,10 +100,12 @@ def resummarize(
         ]
         report.written += store.write_summaries(records)
         store.attach_summaries(
-            [
-                attachment(record, content_vector=original.vector, min_similarity=min_similarity)
-                for record, original in zip(records, batch, strict=True)
-            ]
+            attachments(
+                records,
+                {original.id: original for original in batch},
+                embedder=embedder,
+                min_similarity=min_similarity,
+            )
         )
         new_ids = {record.id for record in records}
         replaced = [

@@ -3,9 +3,10 @@
 Modes:
 
 - `joint` (default): hybrid over the chunks, each scored together with its summary — the
-  vector part joins the chunk's `content` and `summary` vectors (`summary_weight` on the
-  summary's), and BM25 reads the summary's text beside the chunk's (`summary_keywords`).
-  The summary is the chunk's context, not a competitor.
+  vector part reads the chunk's `context` vector (its summary and its text embedded
+  together; `summary_vector` and `summary_weight` choose another vector or a share of the
+  chunk's own), and BM25 reads the summary's text beside the chunk's at half weight
+  (`summary_keyword_weight`). The summary is the chunk's context, not a competitor.
 - `summaries`: hybrid over SummarizedDocuments, then the originals they summarize (fetched
   by `original_id`, which measured faster than resolving `originalDocument`).
 - `originals`: hybrid over the chunks alone (their `content` vector and text): the same
@@ -36,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from service.errors import SearchError
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import SearchStore
-from service.index.records import CONTENT_VECTOR
-from service.index.store import HybridQuery, Match, SearchFilters
+from service.index.records import CONTENT_VECTOR, SummaryVector
+from service.index.store import HybridQuery, Match, SearchFilters, SummaryUse
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 
@@ -47,6 +48,11 @@ if TYPE_CHECKING:
 __all__ = ["MODES", "Hit", "Mode", "SearchRequest", "Searcher", "search_request"]
 
 _RRF_K = 60
+
+#: `joint` on an index built before chunks had a `context` vector (until `synopsis
+#: reattach` or the next ingest adds them): the summary's own vector at half weight and
+#: its words in BM25, the default measured before (docs/eval.md).
+LEGACY_SUMMARY_USE = SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,10 +64,13 @@ class SearchRequest:
     mode: Mode = DEFAULT_MODE
     alpha: float = 0.5
     fusion: Literal["relative", "ranked"] = "relative"
-    # `joint` mode: the summary vector's share of the vector score, and whether BM25
-    # reads the summaries' text (both off = the `originals` mode).
-    summary_weight: float = 0.5
-    summary_keywords: bool = True
+    # `joint` mode: which vector of each chunk's summary is read (`context`: summary and
+    # chunk embedded together; `summary`: the summary alone), its share of the vector
+    # score, and the weight of the summary's words in BM25 against the chunk's (both 0:
+    # the `originals` mode).
+    summary_vector: SummaryVector = "context"
+    summary_weight: float = 1.0
+    summary_keyword_weight: float = 0.5
     source: str | None = None
     source_prefix: str | None = None
     header_prefix: str | None = None
@@ -84,12 +93,28 @@ class SearchRequest:
             raise SearchError(f"alpha must be between 0 and 1, not {self.alpha}")
         if not 0.0 <= self.summary_weight <= 1.0:
             raise SearchError(f"summary_weight must be between 0 and 1, not {self.summary_weight}")
+        if not 0.0 <= self.summary_keyword_weight <= 1.0:
+            raise SearchError(
+                f"summary_keyword_weight must be between 0 and 1, not {self.summary_keyword_weight}"
+            )
         if self.mode not in MODES:
             raise SearchError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.summary_vector not in ("context", "summary"):
+            raise SearchError(
+                f"summary_vector must be 'context' or 'summary', not {self.summary_vector!r}"
+            )
         if self.fusion not in ("relative", "ranked"):
             raise SearchError(f"fusion must be 'relative' or 'ranked', not {self.fusion!r}")
         if not 0.0 <= self.max_vector_distance <= 2.0:
             raise SearchError("max_vector_distance must be between 0 and 2 (cosine distance)")
+
+    def summary_use(self) -> SummaryUse:
+        """How `joint` mode reads each chunk's summary."""
+        return SummaryUse(
+            vector=self.summary_vector,
+            weight=self.summary_weight,
+            keyword_weight=self.summary_keyword_weight,
+        )
 
     def hybrid(self, vector: list[float], *, limit: int) -> HybridQuery:
         """The store query of one leg of this request."""
@@ -117,8 +142,9 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
         "k": settings.search_k,
         "mode": settings.search_mode,
         "alpha": settings.search_alpha,
+        "summary_vector": settings.search_summary_vector,
         "summary_weight": settings.search_summary_weight,
-        "summary_keywords": settings.search_summary_keywords,
+        "summary_keyword_weight": settings.search_summary_keyword_weight,
         "max_vector_distance": settings.max_vector_distance,
     }
     given = {name: value for name, value in overrides.items() if value is not None}
@@ -264,11 +290,10 @@ class Searcher:
     def _original_leg(
         self, request: SearchRequest, vector: list[float], limit: int, *, joint: bool
     ) -> list[Hit]:
-        found = self.store.search_originals(
-            request.hybrid(vector, limit=limit),
-            summary_weight=request.summary_weight if joint else 0.0,
-            summary_keywords=request.summary_keywords if joint else False,
-        )
+        use = request.summary_use() if joint else None
+        if use is not None and use.vector == "context" and not self.store.has_context_vectors():
+            use = LEGACY_SUMMARY_USE
+        found = self.store.search_originals(request.hybrid(vector, limit=limit), use=use)
         leg = "joint" if joint else "originals"
         hits: list[Hit] = []
         for match in found:

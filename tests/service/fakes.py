@@ -19,7 +19,7 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
 )
-from service.index.store import HybridQuery, Match
+from service.index.store import HybridQuery, Match, SummaryUse
 
 
 class MemoryStore:
@@ -28,6 +28,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self.originals: dict[uuid.UUID, OriginalRecord] = {}
         self.summary_vectors: dict[uuid.UUID, list[float]] = {}  # the `summary` named vector
+        self.context_vectors: dict[uuid.UUID, list[float]] = {}  # the `context` named vector
+        self.context_layout = True  # False: an index built before `context` vectors
         self.attached: dict[uuid.UUID, SummaryAttachment] = {}
         self.summaries: dict[uuid.UUID, SummaryRecord] = {}
         self.sources: dict[str, SourceRecord] = {}
@@ -45,6 +47,17 @@ class MemoryStore:
 
     def ensure_schema(self, *, embedding_model: str, dimension: int) -> None:
         pass
+
+    def has_context_vectors(self) -> bool:
+        return self.context_layout
+
+    def add_context_vector(self) -> None:
+        self._step("add-context")
+        self.context_vectors = {oid: r.vector for oid, r in self.originals.items()}
+
+    def mark_context_vectors(self) -> None:
+        self._step("mark-context")
+        self.context_layout = True
 
     def source_record(self, source: str) -> SourceRecord | None:
         return self.sources.get(source)
@@ -96,6 +109,7 @@ class MemoryStore:
         for record in records:
             self.originals[record.id] = record
             self.summary_vectors[record.id] = record.vector
+            self.context_vectors[record.id] = record.vector
             self.attached.pop(record.id, None)
         return len(records)
 
@@ -112,6 +126,7 @@ class MemoryStore:
         for item in attachments:
             self.attached[item.original_id] = item
             self.summary_vectors[item.original_id] = item.vector
+            self.context_vectors[item.original_id] = item.context_vector
 
     def update_unchanged(self, places: dict[uuid.UUID, ChunkPlace]) -> None:
         for oid, place in places.items():
@@ -128,6 +143,7 @@ class MemoryStore:
             deleted += self.originals.pop(oid, None) is not None
             self.attached.pop(oid, None)
             self.summary_vectors.pop(oid, None)
+            self.context_vectors.pop(oid, None)
         return deleted
 
     def pending(self) -> int:
@@ -138,11 +154,8 @@ class MemoryStore:
     def exists(self) -> bool:
         return True
 
-    def search_originals(
-        self, query: HybridQuery, *, summary_weight: float, summary_keywords: bool
-    ) -> list[Match]:
-        options = {"summary_weight": summary_weight, "summary_keywords": summary_keywords}
-        self.queries.append(("originals", query, options))
+    def search_originals(self, query: HybridQuery, *, use: SummaryUse | None) -> list[Match]:
+        self.queries.append(("originals", query, {"use": use}))
         return self.matches[: query.limit]
 
     def search_summaries(self, query: HybridQuery) -> list[Match]:

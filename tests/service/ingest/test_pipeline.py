@@ -7,6 +7,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from service.index.records import context_text
 from service.ingest.attach import reattach
 from service.ingest.pipeline import Ingestor
 from service.ingest.summarize import Summarizer
@@ -102,17 +103,40 @@ def test_a_summary_below_the_threshold_is_kept_but_not_attached() -> None:
     for oid, original in store.originals.items():
         assert store.attached[oid].text == ""
         assert store.summary_vectors[oid] == original.vector  # its own vector, not the summary's
+        assert store.context_vectors[oid] == original.vector
     assert all(-1.0 <= s.similarity <= 1.0 for s in store.summaries.values())
+
+
+def test_each_attached_summary_gives_its_chunk_the_vector_of_both_together() -> None:
+    store = MemoryStore()
+    ingestor = _ingestor(store)
+    ingestor.ingest_documents([PAGE])
+    for oid, original in store.originals.items():
+        text = context_text(original.headers, REPLY, original.content)
+        assert store.context_vectors[oid] == ingestor.embedder.embed_documents([text])[0]
+        assert store.context_vectors[oid] != original.vector
+
+
+def test_an_index_without_context_vectors_gets_them_before_the_ingest_writes() -> None:
+    store = MemoryStore()
+    _ingestor(store).ingest_documents([PAGE])
+    store.context_layout = False
+    store.context_vectors.clear()
+    store.log.clear()
+    _ingestor(store).ingest_documents([PAGE])  # unchanged page: nothing else to do
+    assert store.log == ["add-context", "attach", "mark-context"]
+    assert store.context_layout
+    assert set(store.context_vectors) == set(store.originals)
 
 
 def test_reattach_applies_a_new_threshold_without_a_model_call() -> None:
     store = MemoryStore()
     _ingestor(store).ingest_documents([PAGE])
     assert all(a.text == REPLY for a in store.attached.values())
-    report = reattach(store, min_similarity=1.01)
+    report = reattach(store, embedder=_ingestor(store).embedder, min_similarity=1.01)
     assert (report.attached, report.filtered, report.orphans) == (0, CHUNKS, 0)
     assert all(a.text == "" for a in store.attached.values())
-    report = reattach(store, min_similarity=-1.0)
+    report = reattach(store, embedder=_ingestor(store).embedder, min_similarity=-1.0)
     assert (report.attached, report.filtered) == (CHUNKS, 0)
     assert all(a.text == REPLY for a in store.attached.values())
 

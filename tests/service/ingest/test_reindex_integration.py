@@ -35,7 +35,13 @@ def test_reindex_copies_chunks_and_summaries_without_llm_calls(
         query = SearchRequest(
             query="print numbers from 1 to 30 with range", k=3, source=CONTROLFLOW
         )
-        assert [h.id for h in copy.search(query)] == [h.id for h in core.search(query)]
+        # Found the same way: the same first hit, and the copy's first three among the
+        # original's first five (the copy's vectors come from other batches, so scores
+        # differ in their last digits and near ties may swap).
+        copied = [h.id for h in copy.search(query)]
+        indexed = [h.id for h in core.search(dataclasses.replace(query, k=5))]
+        assert copied[0] == indexed[0]
+        assert set(copied) <= set(indexed)
         # The copy's sources are complete: ingesting them again changes nothing.
         again = copy.ingest([CONTROLFLOW])
         assert (again.unchanged_sources, again.llm_calls) == (1, 0)

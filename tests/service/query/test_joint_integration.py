@@ -1,16 +1,27 @@
 """The default mode on the real stack: a chunk found through its summary's words; an index
-built with another embedding model or an older layout is refused with the re-index message."""
+built with another embedding model or an older layout is refused with the re-index message;
+an index of layout 2 is searched as before and gains its `context` vectors on reattach."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
 from service.errors import EmbeddingMismatchError
-from service.index.records import OriginalRecord, SummaryAttachment, indexed_text
+from service.index.records import (
+    CONTENT_VECTOR,
+    CONTEXT_VECTOR,
+    OriginalRecord,
+    SummaryAttachment,
+    SummaryRecord,
+    context_text,
+    indexed_text,
+)
 from service.index.store import Store
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
@@ -60,7 +71,9 @@ def joint_doc(core: Synopsis) -> Iterator[str]:
         embedding_model=core.embedder.model, dimension=core.embedder.dimension()
     )
     core.store.write_originals(records)
-    [summary_vector] = core.embedder.embed_documents([indexed_text(HEADERS, SUMMARY)])
+    summary_vector, context_vector = core.embedder.embed_documents(
+        [indexed_text(HEADERS, SUMMARY), context_text(HEADERS, SUMMARY, CONTENT)]
+    )
     core.store.attach_summaries(
         [
             SummaryAttachment(
@@ -68,6 +81,7 @@ def joint_doc(core: Synopsis) -> Iterator[str]:
                 summary_id=uuid.uuid4(),
                 text=SUMMARY,
                 vector=summary_vector,
+                context_vector=context_vector,
                 similarity=1.0,
             )
         ]
@@ -97,7 +111,7 @@ def _margin(hits: list[Hit]) -> float:
 def test_summary_words_alone_reach_the_chunk_through_bm25(core: Synopsis, joint_doc: str) -> None:
     request = SearchRequest(query="unresponsive", k=4, alpha=0.0, source=joint_doc)
     assert [hit.headers for hit in core.search(request)] == [HEADERS]
-    off = dataclasses.replace(request, summary_keywords=False)
+    off = dataclasses.replace(request, summary_keyword_weight=0.0)
     assert core.search(off) == []
 
 
@@ -123,3 +137,110 @@ def test_an_index_of_the_older_layout_is_refused(settings: Settings) -> None:
     finally:
         synopsis.store.drop()
         synopsis.close()
+
+
+def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_context_vectors(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = "TestLayoutTwo"
+    synopsis = Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix))
+    store = synopsis.store
+    try:
+        store.drop()
+        _create_layout_2(
+            store,
+            monkeypatch,
+            model=synopsis.embedder.model,
+            dimension=synopsis.embedder.dimension(),
+        )
+        source = "layout-2.md"
+        texts = {"Sockets": CONTENT, **DECOYS}
+        vectors = synopsis.embedder.embed_documents(
+            [indexed_text(["Networking notes", name], text) for name, text in texts.items()]
+        )
+        ids = [uuid.uuid4() for _ in texts]
+        [summary_vector] = synopsis.embedder.embed_documents([indexed_text(HEADERS, SUMMARY)])
+        originals = store.client.collections.use(store.originals_name)
+        for index, ((name, text), vector) in enumerate(zip(texts.items(), vectors, strict=True)):
+            attached = index == 0  # the socket chunk has its summary; the others pending
+            originals.data.insert(
+                uuid=ids[index],
+                properties={
+                    "source": source,
+                    "title": "Networking notes",
+                    "headers": ["Networking notes", name],
+                    "chunk_index": index,
+                    "content": text,
+                    "content_hash": f"h{index}",
+                    "summary": SUMMARY if attached else "",
+                    "summary_id": str(uuid.uuid4()) if attached else "",
+                    "summary_pending": not attached,
+                    "summary_similarity": 0.9 if attached else 0.0,
+                },
+                vector={CONTENT_VECTOR: vector, "summary": summary_vector if attached else vector},
+            )
+        store.write_summaries([_summary_of(ids[0], source, summary_vector)])
+
+        # Layout 2 is read, and `joint` reads it as it was built (the summary's vector).
+        fresh = Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix))
+        try:
+            assert not fresh.store.has_context_vectors()
+            hits = fresh.search(SearchRequest(query=QUERY, k=4, source=source))
+            assert hits[0].headers == HEADERS
+        finally:
+            fresh.close()
+
+        report = synopsis.reattach()
+        assert (report.attached, report.filtered, report.orphans) == (1, 0, 0)
+        assert Store(store.client, prefix=prefix).has_context_vectors()
+        stored = {
+            obj.uuid: obj.vector
+            for obj in originals.iterator(include_vector=True, return_properties=[])
+        }
+        [context_vector] = synopsis.embedder.embed_documents(
+            [context_text(HEADERS, SUMMARY, CONTENT)]
+        )
+        assert stored[ids[0]][CONTEXT_VECTOR] == pytest.approx(context_vector, abs=1e-6)
+        for object_id, vector in zip(ids[1:], vectors[1:], strict=True):
+            assert stored[object_id][CONTEXT_VECTOR] == pytest.approx(vector, abs=1e-6)
+        hits = synopsis.search(SearchRequest(query=QUERY, k=4, source=source))
+        assert hits[0].headers == HEADERS
+    finally:
+        store.drop()
+        synopsis.close()
+
+
+def _create_layout_2(
+    store: Store, monkeypatch: pytest.MonkeyPatch, *, model: str, dimension: int
+) -> None:
+    """The collections as Synopsis built them before `context` vectors: two named vectors
+    on OriginalDocuments and layout 2 in the description."""
+    create = Store._create_vector_collection
+
+    def without_context(
+        self: Store, name: str, description: str, *, vectors: Sequence[str] = (), **options: Any
+    ) -> None:
+        kept = tuple(v for v in vectors if v != CONTEXT_VECTOR)
+        create(self, name, description, vectors=kept, **options)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "_create_vector_collection", without_context)
+        store.ensure_schema(embedding_model=model, dimension=dimension)
+    description = json.loads(store.originals.config.get().description or "{}")
+    store.originals.config.update(description=json.dumps({**description, "schema": 2}))
+
+
+def _summary_of(original_id: uuid.UUID, source: str, vector: list[float]) -> SummaryRecord:
+    return SummaryRecord(
+        id=uuid.uuid4(),
+        original_id=original_id,
+        source=source,
+        title="Networking notes",
+        headers=HEADERS,
+        summary=SUMMARY,
+        content_hash="h0",
+        model="m",
+        prompt_version="v",
+        vector=vector,
+        similarity=0.9,
+    )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from service.index.records import OriginalRecord, SummaryRecord, indexed_text
+from service.ingest.pipeline import IngestReport
 from service.query.search import Mode, SearchRequest
 from service.synopsis import Synopsis
 from tests.service.conftest import CONTROLFLOW, write_markdown
@@ -133,7 +134,11 @@ def test_a_summary_whose_original_is_missing_is_never_returned(
     ],
 )
 def test_filters_restrict_the_sources(
-    core: Synopsis, code_doc: str, filters: dict[str, str], expected_sources: set[str]
+    core: Synopsis,
+    controlflow: IngestReport,
+    code_doc: str,
+    filters: dict[str, str],
+    expected_sources: set[str],
 ) -> None:
     hits = core.search(SearchRequest(query="join paths", k=5, **filters))  # type: ignore[arg-type]
     names = {"code" if hit.source == code_doc else hit.source for hit in hits}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from service.index.store import Match
+from service.errors import SearchError
+from service.index.store import Match, SummaryUse
 from service.models.embed import Embedder
-from service.query.search import Searcher, SearchRequest
+from service.query.search import LEGACY_SUMMARY_USE, Searcher, SearchRequest
 from tests.service.fakes import MemoryStore
 
 
@@ -28,27 +29,86 @@ def _searcher(matches: list[Match]) -> tuple[Searcher, MemoryStore]:
 
 
 @pytest.mark.parametrize(
-    ("mode", "weight", "keywords", "expected"),
+    ("mode", "vector", "weight", "keywords", "expected"),
     [
-        ("joint", 0.5, True, {"summary_weight": 0.5, "summary_keywords": True}),
-        ("joint", 0.3, False, {"summary_weight": 0.3, "summary_keywords": False}),
-        ("originals", 0.5, True, {"summary_weight": 0.0, "summary_keywords": False}),
+        (
+            "joint",
+            "context",
+            1.0,
+            0.5,
+            SummaryUse(vector="context", weight=1.0, keyword_weight=0.5),
+        ),
+        (
+            "joint",
+            "summary",
+            0.3,
+            1.0,
+            SummaryUse(vector="summary", weight=0.3, keyword_weight=1.0),
+        ),
+        ("originals", "context", 1.0, 1.0, None),
     ],
 )
 def test_the_mode_decides_what_the_chunks_leg_reads_of_the_summaries(
-    mode: str, weight: float, keywords: bool, expected: dict[str, object]
+    mode: str, vector: str, weight: float, keywords: float, expected: SummaryUse | None
 ) -> None:
     searcher, store = _searcher([])
     request = SearchRequest(
         query="range",
         k=3,
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]
+        summary_vector=vector,  # type: ignore[arg-type]
         summary_weight=weight,
-        summary_keywords=keywords,  # type: ignore[arg-type]
+        summary_keyword_weight=keywords,
     )
     searcher.search(request)
     [(leg, query, options)] = store.queries
-    assert (leg, query.limit, query.with_vectors, options) == ("originals", 3, False, expected)
+    assert (leg, query.limit, query.with_vectors, options) == (
+        "originals",
+        3,
+        False,
+        {"use": expected},
+    )
+
+
+def test_the_defaults_read_the_context_vector_and_the_summarys_words_at_half_weight() -> None:
+    use = SearchRequest(query="q").summary_use()
+    assert use == SummaryUse(vector="context", weight=1.0, keyword_weight=0.5)
+    assert use.keyword_properties() == ["content", "headers", "identifiers", "summary^0.5"]
+    assert SummaryUse(keyword_weight=1.0).keyword_properties()[-1] == "summary"
+    assert SummaryUse(keyword_weight=0.0).keyword_properties() == [
+        "content",
+        "headers",
+        "identifiers",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("vector", "expected"),
+    [
+        ("context", LEGACY_SUMMARY_USE),  # the index has no context vectors yet
+        ("summary", SummaryUse(vector="summary", weight=0.5, keyword_weight=0.5)),
+    ],
+)
+def test_an_index_without_context_vectors_is_searched_the_way_it_was_built_for(
+    vector: str, expected: SummaryUse
+) -> None:
+    searcher, store = _searcher([])
+    store.context_layout = False
+    request = SearchRequest(
+        query="q",
+        summary_vector=vector,  # type: ignore[arg-type]
+        summary_weight=0.5,
+    )
+    searcher.search(request)
+    [(_, _, options)] = store.queries
+    assert options == {"use": expected}
+    assert SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0) == LEGACY_SUMMARY_USE
+
+
+def test_a_summary_vector_that_is_not_one_is_refused() -> None:
+    searcher, _ = _searcher([])
+    with pytest.raises(SearchError, match="summary_vector must be 'context' or 'summary'"):
+        searcher.search(SearchRequest(query="q", summary_vector="both"))  # type: ignore[arg-type]
 
 
 def test_joint_hits_are_labelled_and_the_gate_judges_the_chunk_not_its_summary() -> None:
