@@ -11,7 +11,7 @@ of the default collections does not help: every chunk is summarized by the LLM.
 
 Reported, and written to the "ingestion" section of docs/benchmarks.md:
 
-* the first ingest: wall time, the share of each stage (load, split, summarize, embed,
+* the first ingest: wall time, the share of each stage (load, split, summarize, embed, context,
   write, and what no stage accounts for), LLM calls, wall time per summarized chunk,
   and the CPU the Ollama server and its runners used while chunks were being summarized
   (utime + stime from /proc of the pid in `<data_dir>/run/ollama.pid` and its children,

@@ -55,7 +55,8 @@ from splitters.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_STAR
 
 __all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 
-STAGES = ("load", "split", "summarize", "embed", "write")
+#: "context": embedding each attached summary with its chunk (the `context` vector).
+STAGES = ("load", "split", "summarize", "embed", "context", "write")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -342,7 +343,7 @@ class Ingestor:
         items = attachments(
             summaries, present, embedder=self.embedder, min_similarity=self.min_similarity
         )
-        report.seconds["embed"] += time.perf_counter() - clock
+        report.seconds["context"] += time.perf_counter() - clock
 
         clock = time.perf_counter()
         self.store.attach_summaries(items)
