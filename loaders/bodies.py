@@ -8,7 +8,8 @@ byte past the cap. Only the codings the loaders ask for (`ACCEPT_ENCODING`) are 
 one at most; anything else is refused.
 
 httpx's timeouts bound each network operation, not the whole: a server that sends one
-byte a second never trips a read timeout. The deadline is checked after every read.
+byte a second never trips a read timeout. The deadline is checked after every read, and
+the loaders' client ends a read still waiting at the deadline (`loaders.deadlines`).
 """
 
 from __future__ import annotations
@@ -50,29 +51,38 @@ def read_body(
     coding = codings[0] if codings else None
     decompressor: zlib._Decompress | None = None
     body = bytearray()
-    for raw in response.iter_raw():
-        if coding is None:
-            body += raw
-        else:
-            if decompressor is None:
-                decompressor = _decompressor(coding, raw)
-            data = raw
-            try:
-                while data and not decompressor.eof and len(body) <= max_bytes:
-                    body += decompressor.decompress(data, max_bytes - len(body) + 1)
-                    data = decompressor.unconsumed_tail
-            except zlib.error as exc:
-                raise LoaderError(f"corrupt {coding} body ({exc})", source=source) from exc
-        if len(body) > max_bytes:
-            raise LoaderError(
-                f"response exceeds the size cap of {max_bytes} bytes"
-                + (f" (inflated from {coding})" if coding else ""),
-                source=source,
-            )
-        if time.monotonic() > deadline:
-            raise LoaderError(
-                f"response still arriving after {seconds:g} s (the fetch deadline;"
-                f" {len(body)} bytes read)",
-                source=source,
-            )
+
+    def still_arriving() -> LoaderError:
+        return LoaderError(
+            f"response still arriving after {seconds:g} s (the fetch deadline;"
+            f" {len(body)} bytes read)",
+            source=source,
+        )
+
+    try:
+        for raw in response.iter_raw():
+            if coding is None:
+                body += raw
+            else:
+                if decompressor is None:
+                    decompressor = _decompressor(coding, raw)
+                data = raw
+                try:
+                    while data and not decompressor.eof and len(body) <= max_bytes:
+                        body += decompressor.decompress(data, max_bytes - len(body) + 1)
+                        data = decompressor.unconsumed_tail
+                except zlib.error as exc:
+                    raise LoaderError(f"corrupt {coding} body ({exc})", source=source) from exc
+            if len(body) > max_bytes:
+                raise LoaderError(
+                    f"response exceeds the size cap of {max_bytes} bytes"
+                    + (f" (inflated from {coding})" if coding else ""),
+                    source=source,
+                )
+            if time.monotonic() > deadline:
+                raise still_arriving()
+    except httpx.TimeoutException:
+        if time.monotonic() < deadline:
+            raise
+        raise still_arriving() from None
     return bytes(body)

@@ -36,6 +36,7 @@ from langchain_core.documents import Document
 
 from loaders.addresses import AddressPolicy
 from loaders.bodies import ACCEPT_ENCODING, read_body
+from loaders.deadlines import deadline_client, deadline_passed, fetch_deadline
 from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT
 from loaders.encoding import decode_text
 from loaders.formats import convert
@@ -148,14 +149,17 @@ def _robots(
                 f"robots.txt redirected to {current}: {error.reason}", source=start
             )
         try:
-            with client.stream(
-                "GET",
-                route.url,
-                headers=_headers(options, route),
-                extensions=route.extensions,
-                timeout=options.timeout,
-                follow_redirects=False,
-            ) as response:
+            with (
+                fetch_deadline(deadline),
+                client.stream(
+                    "GET",
+                    route.url,
+                    headers=_headers(options, route),
+                    extensions=route.extensions,
+                    timeout=options.timeout,
+                    follow_redirects=False,
+                ) as response,
+            ):
                 if response.is_redirect:
                     current = urljoin(current, response.headers["location"])
                     continue
@@ -175,9 +179,12 @@ def _robots(
                     seconds=options.fetch_deadline,
                 )
         except httpx.HTTPError as exc:
-            return LoaderError(
-                f"robots.txt unreachable ({type(exc).__name__}); not crawling", source=start
+            why = (
+                f"no response within {options.fetch_deadline:g} s, the fetch deadline"
+                if deadline_passed(deadline)
+                else type(exc).__name__
             )
+            return LoaderError(f"robots.txt unreachable ({why}); not crawling", source=start)
         except LoaderError as error:
             reason = str(error).removeprefix(f"{error.source}: ")
             return LoaderError(f"robots.txt unreadable ({reason}); not crawling", source=start)
@@ -212,14 +219,17 @@ def _fetch(
         if robots is not None and not robots.can_fetch(options.user_agent, current):
             raise LoaderError("disallowed by robots.txt", source=current)
         try:
-            with client.stream(
-                "GET",
-                route.url,
-                headers=_headers(options, route),
-                extensions=route.extensions,
-                timeout=options.timeout,
-                follow_redirects=False,
-            ) as response:
+            with (
+                fetch_deadline(deadline),
+                client.stream(
+                    "GET",
+                    route.url,
+                    headers=_headers(options, route),
+                    extensions=route.extensions,
+                    timeout=options.timeout,
+                    follow_redirects=False,
+                ) as response,
+            ):
                 if response.is_redirect:
                     target = canonical_url(urljoin(current, response.headers["location"]))
                     try:
@@ -254,6 +264,15 @@ def _fetch(
                     if key.lower() == "charset":
                         charset = value.strip("\"' ")
                 return _Response(current, media_type.strip().lower(), charset, body)
+        except httpx.TimeoutException as exc:
+            if not deadline_passed(deadline):
+                raise LoaderError(
+                    f"request failed ({type(exc).__name__}: {exc})", source=current
+                ) from exc
+            raise LoaderError(
+                f"no complete response within {options.fetch_deadline:g} s (the fetch deadline)",
+                source=current,
+            ) from exc
         except httpx.HTTPError as exc:
             raise LoaderError(
                 f"request failed ({type(exc).__name__}: {exc})", source=current
@@ -287,7 +306,7 @@ def crawl(
     of a type that is not a document (images, archives, unknown media types) are skipped.
     """
     own_client = client is None
-    http = client if client is not None else httpx.Client()
+    http = client if client is not None else deadline_client()
     try:
         yield from _crawl(http, canonical_url(start), options, on_error)
     finally:

@@ -241,6 +241,20 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return  # the client gave up: what it should do
 
+    def _trickled_headers(self, pause: float) -> None:
+        """A status line, then one byte of a header line every `pause` s: the response's
+        headers never end, and no single read waits long."""
+        self.close_connection = True
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            self.wfile.flush()
+            while not self.server.stopping.is_set():  # type: ignore[attr-defined]
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(pause)
+        except OSError:
+            return  # the client gave up: what it should do
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/robots.txt":
@@ -262,6 +276,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(302, {"Location": "/crawl-loop/index.html", "Content-Length": "0"})
         elif path == "/slow-loris.html":
             self._endless(b"<html><body><p>", b"x", 1.0)
+        elif path == "/slow-headers.html":
+            self._trickled_headers(pause=0.5)
         elif path == "/endless.html":
             self._endless(b"<html><body><p>", b"word " * 13_000, 0.0)
         elif path == "/binary.html":
@@ -327,6 +343,7 @@ HTTP: dict[str, tuple[str, int]] = {
     "http-redirect-chain": ("/chain/0", 0),
     "http-crawl-redirect-loop": ("/crawl-loop/index.html", 2),
     "http-slow-loris": ("/slow-loris.html", 0),
+    "http-slow-headers": ("/slow-headers.html", 0),
     "http-endless-body": ("/endless.html", 0),
     "http-binary-as-html": ("/binary.html", 0),
     "http-single-line-20mb": ("/single-line-20mb.html", 0),

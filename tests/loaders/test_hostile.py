@@ -49,6 +49,11 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
         0,
         r"response still arriving after 2 s \(the fetch deadline; \d+ bytes read\)",
     ),
+    "http-slow-headers": (
+        "refused",
+        0,
+        r"no complete response within 2 s \(the fetch deadline\)",
+    ),
     "http-endless-body": ("refused", 0, rf"response exceeds {CAP}"),
     "http-binary-as-html": ("refused", 0, r"binary data, not text"),
     "http-single-line-20mb": ("loaded", 9_950, ""),
