@@ -463,6 +463,7 @@ def _answer_kind(answer: Answer) -> str:
 @_one_line_errors
 def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:
     """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
+    _check_metrics_directory()  # before the API's metrics exist
     import uvicorn
 
     from service.edges.api.security import check_bind, load_api_keys
@@ -501,6 +502,30 @@ def _log_config() -> dict[str, Any]:
     config = copy.deepcopy(LOGGING_CONFIG)
     config["loggers"]["service"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     return config
+
+
+def _check_metrics_directory() -> None:
+    """A PROMETHEUS_MULTIPROC_DIR that cannot be written is one line, not a traceback:
+    prometheus-client writes its count files there as soon as the API's metrics exist."""
+    import os
+
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not configured:
+        return
+    from service.errors import ConfigurationError
+
+    try:
+        Path(configured).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"PROMETHEUS_MULTIPROC_DIR={configured}: cannot be created ({exc.strerror or exc}); "
+            "point it at a writable directory or unset it"
+        ) from exc
+    if not os.access(configured, os.W_OK):
+        raise ConfigurationError(
+            f"PROMETHEUS_MULTIPROC_DIR={configured}: not writable; point it at a writable "
+            "directory or unset it"
+        )
 
 
 def _use_multiprocess_metrics(settings: Settings, port: int) -> None:

@@ -6,6 +6,8 @@ These run without the stack: both servers are configured as external and unreach
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -94,6 +96,19 @@ def test_serve_refuses_an_open_api_beyond_loopback(
     assert line.startswith("Error: refusing to serve on ")
     assert "without API keys: set SYNOPSIS_API_READ_KEYS, SYNOPSIS_API_WRITE_KEYS" in line
     assert "SYNOPSIS_API_ALLOW_OPEN=true" in line
+
+
+def test_serve_refuses_a_metrics_directory_it_cannot_create(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    wanted = blocker / "metrics"
+    code, stdout, stderr = _run("serve", env={"PROMETHEUS_MULTIPROC_DIR": str(wanted)})
+    assert (code, stdout) == (1, "")
+    [line] = stderr.splitlines()
+    assert line == (
+        f"Error: PROMETHEUS_MULTIPROC_DIR={wanted}: cannot be created (Not a directory); "
+        "point it at a writable directory or unset it"
+    )
 
 
 @pytest.mark.parametrize(
