@@ -20,6 +20,7 @@ from service.errors import ConfigurationError
 __all__ = [
     "CONSISTENCY_LEVELS",
     "ENV_PREFIX",
+    "MAX_K",
     "REWRITE_METHODS",
     "SUMMARY_VECTORS",
     "WEAVIATE_NODE_PORT_STRIDE",
@@ -32,6 +33,8 @@ ENV_PREFIX = "SYNOPSIS_"
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 #: How a conversation's follow-up becomes a search query (`conversation_rewrite`).
 REWRITE_METHODS = ("model", "previous", "none")
+#: The most hits one search returns (`SYNOPSIS_API_MAX_K` may only lower it).
+MAX_K = 100
 #: The vectors of a chunk's summary that `joint` search can read (service/index/records.py).
 SUMMARY_VECTORS = ("context", "summary")
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
@@ -265,6 +268,10 @@ class Settings:
         for name in ("api_workers", "api_max_query_chars", "api_max_k", "api_max_body_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
+        if self.api_max_k > MAX_K:
+            raise ConfigurationError(
+                f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"
+            )
 
     def _check_replication(self) -> None:
         """Node count, replication factor and consistency levels that can work together."""

@@ -41,6 +41,7 @@ from service.index.records import CONTENT_VECTOR, SummaryVector
 from service.index.store import HybridQuery, Match, SearchFilters, SummaryUse
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
+from service.settings import MAX_K
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -87,8 +88,8 @@ class SearchRequest:
         """Raise SearchError for a request that cannot be run."""
         if not self.query.strip():
             raise SearchError("the query is empty")
-        if not 1 <= self.k <= 100:
-            raise SearchError(f"k must be between 1 and 100, not {self.k}")
+        if not 1 <= self.k <= MAX_K:
+            raise SearchError(f"k must be between 1 and {MAX_K}, not {self.k}")
         if not 0.0 <= self.alpha <= 1.0:
             raise SearchError(f"alpha must be between 0 and 1, not {self.alpha}")
         if not 0.0 <= self.summary_weight <= 1.0:

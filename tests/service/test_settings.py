@@ -170,6 +170,29 @@ def test_api_limits_are_at_least_one(variable: str) -> None:
     assert str(caught.value) == f"{variable} must be at least 1"
 
 
+def test_the_api_k_limit_cannot_exceed_what_a_search_returns() -> None:
+    assert Settings.from_env({"SYNOPSIS_API_MAX_K": "100"}).api_max_k == 100
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({"SYNOPSIS_API_MAX_K": "101"})
+    assert str(caught.value) == (
+        "SYNOPSIS_API_MAX_K must be at most 100 (the most hits one search returns)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SYNOPSIS_SEARCH_SUMMARY_VECTOR", "both", "must be one of context, summary"),
+        ("SYNOPSIS_SEARCH_SUMMARY_WEIGHT", "1.5", "must be between 0 and 1"),
+        ("SYNOPSIS_SEARCH_SUMMARY_KEYWORD_WEIGHT", "-0.1", "must be between 0 and 1"),
+    ],
+)
+def test_joint_search_settings_are_checked(variable: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({variable: value})
+    assert str(caught.value) == f"{variable} {message}"
+
+
 def test_api_keys_stay_out_of_the_settings_repr() -> None:
     settings = Settings(api_read_keys="read-secret", api_write_keys="write-secret")
     assert "read-secret" not in repr(settings)
