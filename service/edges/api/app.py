@@ -40,7 +40,7 @@ from service.edges.api.documents import (
 from service.edges.api.exceptions import STATUS_CODES, status_code_for, synopsis_error_handler
 from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
-from service.edges.api.openapi import ClosedStructSchemaPlugin
+from service.edges.api.openapi import SECURITY_COMPONENTS, ClosedStructSchemaPlugin
 from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.security import load_api_keys
@@ -125,6 +125,7 @@ def create_app(
             title="Synopsis",
             version="0.1.0",
             description="Summary-to-original retrieval for technical documentation.",
+            components=SECURITY_COMPONENTS,
         ),
     )
     # Loaded once, here, so that a bad keys file fails at startup rather than per request.

@@ -27,7 +27,7 @@ from service.edges.api.bodies import strict_body
 from service.edges.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_handler
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
-from service.edges.api.openapi import EventStreamOperation, error_responses
+from service.edges.api.openapi import KEY_REQUIRED, EventStreamOperation, error_responses
 from service.edges.api.schemas import (
     AnswerToken,
     AskDone,
@@ -167,6 +167,7 @@ class MetricsController(Controller):
     """Prometheus metrics (`service.edges.api.metrics`); needs a read key when keys are set."""
 
     path = "/metrics"
+    security = KEY_REQUIRED
     tags = ("health",)
     guards = (require_read,)
 
@@ -189,6 +190,7 @@ class SearchController(Controller):
     """Hybrid search over summaries that returns the original chunks."""
 
     path = "/search"
+    security = KEY_REQUIRED
     tags = ("search",)
     guards = (require_read,)
 
@@ -215,6 +217,7 @@ class AskController(Controller):
     """Grounded answers with citations."""
 
     path = "/ask"
+    security = KEY_REQUIRED
     tags = ("ask",)
     guards = (require_read,)
 
@@ -310,6 +313,7 @@ class SourceController(Controller):
     """The indexed sources."""
 
     path = "/sources"
+    security = KEY_REQUIRED
     tags = ("sources",)
 
     @get(
@@ -349,6 +353,7 @@ class StatsController(Controller):
     """Index statistics."""
 
     path = "/stats"
+    security = KEY_REQUIRED
     tags = ("stats",)
     guards = (require_read,)
 

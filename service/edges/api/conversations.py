@@ -23,7 +23,7 @@ from service.conversations import Conversation, Turn
 from service.edges.api.bodies import strict_body
 from service.edges.api.limits import check_answer_limits
 from service.edges.api.metrics import record_answer
-from service.edges.api.openapi import error_responses
+from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import AskResponse, Text
 from service.edges.api.security import caller_id, require_read
 from service.synopsis import Synopsis
@@ -102,6 +102,7 @@ class ConversationController(Controller):
     """Start a conversation, ask in it, read it back, delete it."""
 
     path = "/conversations"
+    security = KEY_REQUIRED
     tags = ("conversations",)
     guards = (require_read,)
 

@@ -38,7 +38,7 @@ from loaders.documents import HTML, MARKDOWN, TEXT
 from loaders.formats import CONTENT_TYPES_BY_SUFFIX
 from service.edges.api.bodies import decode_body, invalid_body
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
-from service.edges.api.openapi import error_responses
+from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
@@ -284,6 +284,7 @@ class DocumentController(Controller):
     """
 
     path = "/documents"
+    security = KEY_REQUIRED
     tags = ("documents",)
 
     @classmethod

@@ -19,7 +19,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 from loaders import LoadOptions
 from loaders.addresses import AddressPolicy
 from service.edges.api.metrics import record_ingest
-from service.edges.api.openapi import error_responses
+from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.security import caller_id, require_write
 from service.errors import JobsUnavailableError
 from service.index.replication import Replication
@@ -159,6 +159,7 @@ class JobController(Controller):
     """Ingest jobs (write keys only; each key sees its own)."""
 
     path = "/jobs"
+    security = KEY_REQUIRED
     tags = ("jobs",)
     guards = [require_write]  # noqa: RUF012 - Litestar reads it as a class attribute
 

@@ -31,7 +31,16 @@ import msgspec
 # Litestar's own schema of a Struct; this plugin adds one keyword to what it builds.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, OpenAPIType, Operation, Schema
+from litestar.openapi.spec import (
+    Components,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Schema,
+    SecurityRequirement,
+    SecurityScheme,
+)
 
 from service.edges.api.schemas import ErrorBody
 from service.settings import Settings
@@ -42,10 +51,28 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ERROR_DESCRIPTIONS",
+    "KEY_REQUIRED",
+    "SECURITY_COMPONENTS",
     "ClosedStructSchemaPlugin",
     "EventStreamOperation",
     "error_responses",
 ]
+
+#: The routes that take an API key declare it (a client generated from the document then
+#: sends `Authorization: Bearer <key>`); /health, /ready, the page and the schema do not.
+_BEARER = "apiKey"
+KEY_REQUIRED: list[SecurityRequirement] = [{_BEARER: []}]
+SECURITY_COMPONENTS = Components(
+    security_schemes={
+        _BEARER: SecurityScheme(
+            type="http",
+            scheme="bearer",
+            description="A read key (search, ask, list) or a write key (also ingest and "
+            "delete), from SYNOPSIS_API_READ_KEYS / SYNOPSIS_API_WRITE_KEYS; needed only "
+            "when keys are configured",
+        )
+    }
+)
 
 ERROR_DESCRIPTIONS: dict[int, str] = {
     400: "The request is invalid or over a limit; `field` names what",

@@ -142,3 +142,28 @@ def test_offsets_stay_within_what_weaviate_reads(path: str) -> None:
 def test_a_title_without_a_word_matches_nothing(title: str | None, nothing: bool) -> None:
     assert SearchFilters(title=title).matches_nothing() is nothing
     assert SearchRequest(query="x", title=title).validate() is None
+
+
+def test_routes_that_take_a_key_declare_the_bearer_scheme(document: dict[str, Any]) -> None:
+    schemes = document["components"]["securitySchemes"]
+    assert {name: (s["type"], s["scheme"]) for name, s in schemes.items()} == {
+        "apiKey": ("http", "bearer")
+    }
+    secured = {
+        (path, method)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if operation.get("security") == [{"apiKey": []}]
+    }
+    open_routes = {
+        (path, method)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if "security" not in operation
+    }
+    assert {("/search", "post"), ("/ask", "post"), ("/documents", "post")} <= secured
+    assert {("/health", "get"), ("/ready", "get")} <= open_routes
+    # Every route that may answer 401 says how to send a key, and no other does.
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            assert ((path, method) in secured) == ("401" in operation["responses"]), path
