@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,7 +63,9 @@ def main() -> None:
     command = [str(Path(sys.executable).with_name("synopsis")), "ingest", *args.sources]
     load_before = load_text()
     started = time.perf_counter()
-    ingest = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The ingest's progress goes to a file: a pipe nobody reads could fill and stall it.
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - read and closed in the finally below
+    ingest = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
     first_hit = all_stored = None
     summaries_then = 0
     try:
@@ -84,11 +88,18 @@ def main() -> None:
         ingest.wait(timeout=60)
         synopsis.store.drop()
         synopsis.close()
+        log.seek(0)
+        progress = log.read().decode("utf-8", errors="replace")
+        log.close()
     load_after = load_text()
     if all_stored is None:
-        raise SystemExit(f"the chunks were not all stored within {args.timeout:.0f} s")
+        tail = "\n".join(progress.splitlines()[-10:])
+        raise SystemExit(
+            f"the chunks were not all stored within {args.timeout:.0f} s; the ingest said:\n{tail}"
+        )
     body = (
         "## Time to first search\n\n"
+        f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: "
         f"`uv run python benchmarks/bench_first_search.py --sources {' '.join(args.sources)}`"
         f" on {cpu_model()} ({os.cpu_count()} cores), load before / after "
         f"{load_before} → {load_after}.\n\n"
