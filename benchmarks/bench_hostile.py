@@ -148,8 +148,12 @@ def main() -> int:
             " truncated. Lines over the limit are cut now; an ingest stores each distinct chunk"
             " once (the one-line page: 2), and a source of more distinct chunks than"
             " `SYNOPSIS_MAX_CHUNKS_PER_SOURCE` (2,000) is refused before anything of it is"
-            " written, since each chunk costs a model call. Through the HTTP API every case"
-            " is tested as an upload or a URL job: `tests/service/edges/test_api_hostile.py`.",
+            " written, since each chunk costs a model call. Until `loaders/deadlines.py`"
+            " (2026-12-01) response headers trickled a byte at a time (`http-slow-headers`)"
+            " were bounded by nothing but the per-read timeout: the loaders' client now reads"
+            " through a network backend whose every read ends at the fetch deadline. Through"
+            " the HTTP API every case is tested as an upload or a URL job:"
+            " `tests/service/edges/test_api_hostile.py`.",
         ]
     )
     print()

@@ -85,7 +85,7 @@ K = 5
 ORIGINAL_PROPERTIES = ORIGINAL_HIT_PROPERTIES  # what a hit shows of an original
 
 # The variants whose ratio is the headline figure.
-JOINT_FLOOR_COLD = "floor joint, cold (embed + hybrid, both vectors)"
+JOINT_FLOOR_COLD = "floor joint, cold (embed + hybrid, summary vector)"
 JOINT_COLD = "Synopsis joint (default), cold"
 
 # Asked the way a developer types into a search box; written for this benchmark.
@@ -421,7 +421,7 @@ def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float
             embedding_model=synopsis.embedder.model
         ),
         "embedding, LRU hit": lambda: synopsis.embedder.embed_query(QUERIES[0]),
-        f"joint mode: hybrid over the chunks, both vectors, limit {K}": functools.partial(
+        f"joint mode: hybrid over the chunks, summary vector, limit {K}": functools.partial(
             joint_floor.hybrid, QUERIES[0], vector
         ),
         f"originals mode: hybrid over the chunks, content vector, limit {K}": functools.partial(
