@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -53,9 +54,12 @@ pytestmark = pytest.mark.integration
 PREFIX = "TestApiFuzz"
 READ_KEY = "fuzz-read-key"
 WRITE_KEY = "fuzz-write-key"
-EXAMPLES = 60
-ASK_EXAMPLES = 3
-NO_KEY_EXAMPLES = 10
+#: Cases per operation and generation mode; SYNOPSIS_FUZZ_BUDGET multiplies them all for a
+#: longer run (`SYNOPSIS_FUZZ_BUDGET=4 uv run pytest -s -m integration <this file>`).
+BUDGET = max(1, int(os.environ.get("SYNOPSIS_FUZZ_BUDGET", "1")))
+EXAMPLES = 60 * BUDGET
+ASK_EXAMPLES = 3 * BUDGET
+NO_KEY_EXAMPLES = 10 * BUDGET
 PAGE = """# Loops
 
 ## The for statement
