@@ -15,7 +15,6 @@ import collections
 import dataclasses
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from service.connections import connect_weaviate
 from service.index.store import Store
 from service.jobs import JobStore
 from service.settings import Settings
+from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -47,12 +47,6 @@ TOPICS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _drop(settings: Settings) -> None:
     client = connect_weaviate(settings)
     try:
@@ -69,9 +63,8 @@ def server(
     """`synopsis serve --workers 2` on a free loopback port: (base URL, process, log)."""
     test_settings = dataclasses.replace(settings, collection_prefix=PREFIX)
     _drop(test_settings)
-    port = _free_port()
+    port = free_port()
     env = {
-        **os.environ,
         "SYNOPSIS_COLLECTION_PREFIX": PREFIX,
         "SYNOPSIS_JOBS_POLL_SECONDS": "0.2",
         "SYNOPSIS_API_READ_KEYS": READ_KEY,
@@ -79,34 +72,12 @@ def server(
         "SYNOPSIS_SUMMARY_TIMEOUT": "600",
     }
     log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["uv", "run", "synopsis", "serve", "--workers", "2", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so cleanup reaches the workers
-        )
+    process = start_serve(port, env, log, ["--workers", "2"])
     try:
         yield f"http://127.0.0.1:{port}", process, log
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+        kill_group(process)
         _drop(test_settings)
-
-
-def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"serve exited {process.returncode}:\n{log.read_text()}"
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"serve did not answer /health within 180 s:\n{log.read_text()[-4000:]}")
 
 
 def _group_alive(pgid: int) -> bool:
@@ -121,7 +92,7 @@ def test_two_workers_claim_and_run_each_job_once(
     server: tuple[str, subprocess.Popen[bytes], Path], settings: Settings
 ) -> None:
     base, process, log = server
-    _wait_healthy(base, process, log)
+    wait_healthy(base, process, log)
     with httpx.Client(base_url=base, timeout=30) as http:
         ids: list[str] = []
         for title, text in TOPICS[:JOBS]:

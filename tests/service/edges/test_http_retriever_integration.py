@@ -15,17 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import httpx
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
@@ -45,6 +39,7 @@ from service.query.search import search_request
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.conftest import write_markdown
+from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -66,12 +61,6 @@ QUESTION = "How do I store the Quillmark cache in another directory?"
 ANSWER = "Set cache_dir in quill.toml."
 SERVE_START_SECONDS = 180
 STOP_SECONDS = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _drop(settings: Settings) -> None:
@@ -110,45 +99,22 @@ def page(test_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> I
 @pytest.fixture(scope="module")
 def base_url(page: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`synopsis serve` on a free loopback port over the test collections, with a read key."""
-    port = _free_port()
+    port = free_port()
     env = {
-        **os.environ,
         "SYNOPSIS_COLLECTION_PREFIX": PREFIX,
         "SYNOPSIS_API_READ_KEYS": READ_KEY,
         "SYNOPSIS_API_WRITE_KEYS": WRITE_KEY,
     }
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["uv", "run", "synopsis", "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a kill reaches uv's child
-        )
+    process = start_serve(port, env, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(base, process, log)
+        wait_healthy(base, process, log, seconds=SERVE_START_SECONDS)
         yield base
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=STOP_SECONDS)
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-
-
-def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVE_START_SECONDS
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"serve exited {process.returncode}:\n{log.read_text()}"
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"serve did not answer /health in {SERVE_START_SECONDS} s:\n{log.read_text()}")
+        kill_group(process)
 
 
 class Recorder(BaseCallbackHandler):

@@ -14,9 +14,7 @@ import contextlib
 import dataclasses
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +37,7 @@ from splitters import chunk_documents
 from splitters.metadata import HEADERS
 from tests.conftest import IsolatedSettings
 from tests.service.conftest import assert_invariants
+from tests.service.serving import free_port, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -126,12 +125,6 @@ def _assert_503(response: httpx.Response, dependency: str) -> None:
 # -- the service --------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclasses.dataclass
 class _Service:
     settings: Settings
@@ -141,29 +134,13 @@ class _Service:
 
     def start(self) -> None:
         env = {
-            **os.environ,
             "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs_poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs_lease_seconds),
             "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summary_timeout),
         }
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [str(Path(sys.executable).parent / "synopsis"), "serve", "--port", str(self.port)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise AssertionError(f"the service did not start: {self.log.read_text()[-3000:]}")
+        self.process = start_serve(self.port, env, self.log)
+        wait_healthy(self.url, self.process, self.log, seconds=120)
 
     @property
     def url(self) -> str:
@@ -179,7 +156,7 @@ class _Service:
 def service(settings: Settings, tmp_path: Path) -> Iterator[_Service]:
     configured = _settings(settings, "TestFaultService")
     _drop(configured)
-    running = _Service(configured, _free_port(), tmp_path / "serve.log")
+    running = _Service(configured, free_port(), tmp_path / "serve.log")
     try:
         yield running
     finally:
