@@ -52,7 +52,8 @@ Text = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
-        description="At most SYNOPSIS_API_MAX_QUERY_CHARS (4000).",
+        pattern=r"\S",  # some character that is not white space
+        description="Not only white space; at most SYNOPSIS_API_MAX_QUERY_CHARS (4000).",
         extra={"setting": "api_max_query_chars"},
     ),
 ]

@@ -285,6 +285,8 @@ def test_a_hit_without_distance_or_scores_has_null_and_empty() -> None:
     [
         {},
         {"query": ""},
+        {"query": "   "},
+        {"query": "\r"},
         {"query": 3},
         {"query": "x", "k": 0},
         {"query": "x", "k": 101},
@@ -309,12 +311,13 @@ def test_search_validation_errors_are_400_with_a_json_body(
     assert fake.calls == []
 
 
-def test_a_request_the_core_rejects_is_400(client: TestClient[Any], fake: FakeSynopsis) -> None:
+def test_a_query_of_white_space_is_refused_as_the_schema_says(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
     response = client.post("/search", json={"query": "   "})
-    assert (response.status_code, _error_body(response)) == (
-        400,
-        {"status_code": 400, "error": "SearchError", "detail": "the query is empty"},
-    )
+    body = response.json()
+    assert (response.status_code, body["field"], fake.calls) == (400, "query", [])
+    assert "matching regex" in body["extra"][0]["message"], body
 
 
 def test_invalid_json_is_400(client: TestClient[Any]) -> None:
