@@ -48,11 +48,18 @@ Distance = Annotated[
         "query and cannot serve as such a gate.",
     ),
 ]
+#: Some character that is not white space. The class is spelled out so that JSON Schema's
+#: regular expressions (ECMA-262) and Python's (which the body decoder and the core use)
+#: agree: each counts characters as `\s` that the other does not (U+001C-U+001F, U+0085;
+#: U+FEFF).
+NOT_ONLY_SPACE = (
+    r"[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
 Text = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
-        pattern=r"\S",  # some character that is not white space
+        pattern=NOT_ONLY_SPACE,
         description="Not only white space; at most SYNOPSIS_API_MAX_QUERY_CHARS (4000).",
         extra={"setting": "api_max_query_chars"},
     ),
