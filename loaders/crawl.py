@@ -27,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
@@ -149,17 +150,7 @@ def _robots(
                 f"robots.txt redirected to {current}: {error.reason}", source=start
             )
         try:
-            with (
-                fetch_deadline(deadline),
-                client.stream(
-                    "GET",
-                    route.url,
-                    headers=_headers(options, route),
-                    extensions=route.extensions,
-                    timeout=options.timeout,
-                    follow_redirects=False,
-                ) as response,
-            ):
+            with _get(client, route, options, deadline) as response:
                 if response.is_redirect:
                     current = urljoin(current, response.headers["location"])
                     continue
@@ -196,6 +187,26 @@ def _robots(
     )
 
 
+@contextmanager
+def _get(
+    client: httpx.Client, route: _Route, options: LoadOptions, deadline: float
+) -> Iterator[httpx.Response]:
+    """One streamed GET of `route` (redirects are followed by hand), every network wait of
+    it ending by `deadline`."""
+    with (
+        fetch_deadline(deadline),
+        client.stream(
+            "GET",
+            route.url,
+            headers=_headers(options, route),
+            extensions=route.extensions,
+            timeout=options.timeout,
+            follow_redirects=False,
+        ) as response,
+    ):
+        yield response
+
+
 def _headers(options: LoadOptions, route: _Route) -> dict[str, str]:
     return {"User-Agent": options.user_agent, "Accept-Encoding": ACCEPT_ENCODING, **route.headers}
 
@@ -219,17 +230,7 @@ def _fetch(
         if robots is not None and not robots.can_fetch(options.user_agent, current):
             raise LoaderError("disallowed by robots.txt", source=current)
         try:
-            with (
-                fetch_deadline(deadline),
-                client.stream(
-                    "GET",
-                    route.url,
-                    headers=_headers(options, route),
-                    extensions=route.extensions,
-                    timeout=options.timeout,
-                    follow_redirects=False,
-                ) as response,
-            ):
+            with _get(client, route, options, deadline) as response:
                 if response.is_redirect:
                     target = canonical_url(urljoin(current, response.headers["location"]))
                     try:
