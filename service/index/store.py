@@ -24,6 +24,7 @@ Python keywords and must stay searchable.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ __all__ = [
 #: uses the `summary` vector) until `synopsis reattach` adds and fills `context`.
 SCHEMA_VERSION = 3
 _READABLE_SCHEMAS = (2, SCHEMA_VERSION)
+#: How long a process trusts a layout-2 reading before it reads the layout again.
+LAYOUT_RECHECK_SECONDS = 30.0
 
 _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 
@@ -185,6 +188,9 @@ class Store:
         self.sources_name = f"{prefix}IngestedSources"
         # What the collections were built with: read once, as searches check it every time.
         self._embedding_info: dict[str, object] | None = None
+        # When a layout-2 index was last seen as such (it is read again after a while,
+        # so that a serving process notices another process's `synopsis reattach`).
+        self._legacy_seen_at: float | None = None
 
     # Reads go through these, at the read consistency level; writes through `_writable`.
     @property
@@ -267,9 +273,23 @@ class Store:
 
     def has_context_vectors(self) -> bool:
         """False for an index of layout 2, built before chunks had a `context` vector
-        (`service.ingest.attach.upgrade_context` adds them); True otherwise."""
+        (`service.ingest.attach.upgrade_context` adds them); True otherwise.
+
+        Layout 3 is final, so it is read once; a layout-2 answer is read again after
+        `LAYOUT_RECHECK_SECONDS`, since another process may upgrade the index meanwhile."""
+        now = time.monotonic()
+        if (
+            self._legacy_seen_at is not None
+            and now - self._legacy_seen_at >= LAYOUT_RECHECK_SECONDS
+        ):
+            self._embedding_info = None
+            self._legacy_seen_at = None
         info = self.embedding_info()
-        return info is None or info.get("schema") == SCHEMA_VERSION
+        if info is None or info.get("schema") == SCHEMA_VERSION:
+            return True
+        if self._legacy_seen_at is None:
+            self._legacy_seen_at = now
+        return False
 
     def add_context_vector(self) -> None:
         """Layout 2 → 3, first step: add the `context` vector to OriginalDocuments and set
@@ -407,6 +427,7 @@ class Store:
     def drop(self) -> None:
         """Delete all three collections (tests and explicit resets only)."""
         self._embedding_info = None
+        self._legacy_seen_at = None
         for name in (self.summaries_name, self.originals_name, self.sources_name):
             self.client.collections.delete(name)
 

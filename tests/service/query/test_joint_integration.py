@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from service.errors import EmbeddingMismatchError
+from service.index import store as store_module
 from service.index.records import (
     CONTENT_VECTOR,
     CONTEXT_VECTOR,
@@ -182,17 +183,21 @@ def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_contex
         store.write_summaries([_summary_of(ids[0], source, summary_vector)])
 
         # Layout 2 is read, and `joint` reads it as it was built (the summary's vector).
-        fresh = Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix))
+        serving = Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix))
         try:
-            assert not fresh.store.has_context_vectors()
-            hits = fresh.search(SearchRequest(query=QUERY, k=4, source=source))
+            assert not serving.store.has_context_vectors()
+            hits = serving.search(SearchRequest(query=QUERY, k=4, source=source))
             assert hits[0].headers == HEADERS
-        finally:
-            fresh.close()
 
-        report = synopsis.reattach()
-        assert (report.attached, report.filtered, report.orphans) == (1, 0, 0)
-        assert Store(store.client, prefix=prefix).has_context_vectors()
+            report = synopsis.reattach()
+            assert (report.attached, report.filtered, report.orphans) == (1, 0, 0)
+            assert Store(store.client, prefix=prefix).has_context_vectors()
+            # A process that read layout 2 trusts it for a while, then reads it again.
+            assert not serving.store.has_context_vectors()
+            monkeypatch.setattr(store_module, "LAYOUT_RECHECK_SECONDS", 0.0)
+            assert serving.store.has_context_vectors()
+        finally:
+            serving.close()
         stored = {
             obj.uuid: obj.vector
             for obj in originals.iterator(include_vector=True, return_properties=[])
