@@ -9,15 +9,18 @@ ingestion idempotent.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-
-# One hash of a text for documents and chunks alike: the loaders' (sha256 of UTF-8).
-from loaders.documents import content_hash
 
 __all__ = ["NAMESPACE", "chunk_id", "content_hash", "summary_id"]
 
 #: Fixed namespace for every Synopsis uuid5.
 NAMESPACE = uuid.UUID("5b0c6f1e-8f0e-4d53-9b8e-3c1f2a9d7e10")
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex digest of `text` (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def chunk_id(source_id: str, chunk_hash: str) -> uuid.UUID:
