@@ -19,7 +19,10 @@ NAMESPACE = uuid.UUID("5b0c6f1e-8f0e-4d53-9b8e-3c1f2a9d7e10")
 
 
 def content_hash(text: str) -> str:
-    """sha256 hex digest of `text` (UTF-8)."""
+    """sha256 hex digest of `text` (UTF-8).
+
+    The same function as `loaders.documents.content_hash`, kept here so that a search
+    does not import the loaders (and BeautifulSoup) at start-up."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
