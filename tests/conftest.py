@@ -7,6 +7,19 @@ stack by default (started on demand), or external servers when CI sets
 
 `corpus` tests share one load of the 530-page Python 3.11 HTML docs (`python_docs`): it
 takes minutes, so it happens once per session, and `-m "not corpus"` skips it.
+
+Which chat model a test runs (a summary or an answer is seconds of CPU per call):
+
+- `settings`: the default models, as a user gets them. Use it where what the model
+  wrote is the point of the test: the shared control-flow ingest (`core`, whose
+  summaries the search and ingest tests read), `ask` on the CLI, the summary guard's
+  own test, `summaries`-mode search.
+- `cheap_settings` (or `cheap_model_settings(settings)` on settings a test built, and
+  `model_env(...)` for a `synopsis serve` subprocess): the smallest local chat model for
+  summaries and answers, short replies, the summary guard off. Use it where summaries
+  and answers only need to exist: jobs, faults, workers, hostile input, fuzzing, the
+  cluster, the HTTP retriever, the page's upload, the evaluation runner. Such a test
+  asserts nothing about the wording or a ranking that reads it.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import weaviate
 from langchain_core.documents import Document
@@ -30,6 +44,8 @@ from service.connections import connect_weaviate, ensure_stack, ollama_base_url
 from service.errors import LoaderError
 from service.settings import Settings
 from service.stack import LocalStack
+from service.stack.models import ensure_models
+from service.stack.progress import silent
 
 #: Builds settings for a throwaway local stack: its own data dir under tmp_path and ports
 #: shifted by `offset` from the shared stack's. The binary cache stays shared, so nothing
@@ -55,6 +71,57 @@ def settings() -> Settings:
     settings = Settings.from_env()
     ensure_stack(settings)
     return settings
+
+
+#: The smallest chat model of the local stack (SmolLM2-135M-Instruct, Q4_1, ~90 MB): the
+#: fastest to summarize with on a CPU.
+SMALLEST_CHAT_MODEL = "smollm2-135m-instruct"
+#: num_predict of a summary or an answer whose wording no test reads: a short sentence.
+CHEAP_SUMMARY_MAX_TOKENS = 24
+CHEAP_ANSWER_MAX_TOKENS = 40
+
+#: The settings fields that choose the chat model and how much it writes.
+MODEL_FIELDS = (
+    "chat_model",
+    "answer_model",
+    "summary_max_tokens",
+    "summary_guard",
+    "answer_max_tokens",
+)
+
+
+def cheap_model_settings(settings: Settings) -> Settings:
+    """`settings` with summaries and answers that only need to exist: the smallest chat
+    model writes both, briefly, and the summary guard (which would retry) is off."""
+    return dataclasses.replace(
+        settings,
+        chat_model=SMALLEST_CHAT_MODEL,
+        answer_model=SMALLEST_CHAT_MODEL,
+        summary_max_tokens=CHEAP_SUMMARY_MAX_TOKENS,
+        summary_guard=False,
+        answer_max_tokens=CHEAP_ANSWER_MAX_TOKENS,
+    )
+
+
+def model_env(settings: Settings) -> dict[str, str]:
+    """The `SYNOPSIS_*` variables that give a subprocess (`synopsis serve`, the CLI) the
+    chat model settings of `settings`."""
+    names = Settings.env_names()
+    return {
+        names[name]: str(int(value) if isinstance(value, bool) else value)
+        for name in MODEL_FIELDS
+        for value in [getattr(settings, name)]
+    }
+
+
+@pytest.fixture(scope="session")
+def cheap_settings(settings: Settings) -> Settings:
+    """The shared stack's settings with `cheap_model_settings`; the smallest model is
+    created in its Ollama if the default models do not include it."""
+    cheap = cheap_model_settings(settings)
+    with httpx.Client(base_url=cheap.resolved_ollama_url, timeout=30.0) as client:
+        ensure_models(cheap, client, [SMALLEST_CHAT_MODEL], silent)
+    return cheap
 
 
 @pytest.fixture

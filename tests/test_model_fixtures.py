@@ -1,0 +1,36 @@
+"""The test suite's choice of chat model (tests/conftest.py): the cheap settings reach a
+`synopsis serve` subprocess unchanged, and they change only the model and its output."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from service.settings import Settings
+from tests.conftest import (
+    CHEAP_SUMMARY_MAX_TOKENS,
+    MODEL_FIELDS,
+    SMALLEST_CHAT_MODEL,
+    cheap_model_settings,
+    model_env,
+)
+
+
+def test_cheap_settings_use_the_smallest_model_briefly_without_the_guard() -> None:
+    base = Settings(collection_prefix="TestX", summary_timeout=9.0)
+    cheap = cheap_model_settings(base)
+    assert (cheap.chat_model, cheap.resolved_answer_model) == (
+        SMALLEST_CHAT_MODEL,
+        SMALLEST_CHAT_MODEL,
+    )
+    assert (cheap.summary_max_tokens, cheap.summary_guard) == (CHEAP_SUMMARY_MAX_TOKENS, False)
+    assert cheap.answer_max_tokens < base.answer_max_tokens
+    unchanged = {f.name for f in dataclasses.fields(Settings)} - set(MODEL_FIELDS)
+    assert all(getattr(cheap, name) == getattr(base, name) for name in unchanged)
+
+
+def test_model_env_gives_a_subprocess_the_same_model_settings() -> None:
+    for settings in (Settings(), cheap_model_settings(Settings())):
+        loaded = Settings.from_env(model_env(settings))
+        assert [getattr(loaded, name) for name in MODEL_FIELDS] == [
+            getattr(settings, name) for name in MODEL_FIELDS
+        ]
