@@ -133,6 +133,9 @@ class Settings:
     # over the HTTP API may reach although they are loopback or private; every other
     # such address is refused (loaders/addresses.py). The CLI does not check addresses.
     fetch_allow: str = ""
+    # The whole fetch of one URL (its redirects and body included) must end within this
+    # many seconds, so a server trickling a byte at a time cannot hold a fetch forever.
+    fetch_deadline: float = 60.0
 
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
@@ -218,6 +221,9 @@ class Settings:
     api_max_upload_files: int = 50
     api_max_crawl_depth: int = 5
     api_max_crawl_pages: int = 1_000
+    # How often each service process probes Weaviate's readiness; while the last probe
+    # failed, requests that need Weaviate are answered 503 at once (api/watch.py).
+    api_weaviate_probe_seconds: float = 2.0
 
     # The local stack: versions, loopback ports and limits.
     weaviate_version: str = "1.39.0"

@@ -89,5 +89,6 @@ def load_options(
     return LoadOptions(
         crawl_depth=settings.crawl_depth if crawl_depth is None else crawl_depth,
         max_pages=settings.max_pages if max_pages is None else max_pages,
+        fetch_deadline=settings.fetch_deadline,
         captioner=captioner,
     )

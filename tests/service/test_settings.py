@@ -149,6 +149,8 @@ def test_api_defaults() -> None:
         ("SYNOPSIS_API_MAX_QUERY_CHARS", "200", "api_max_query_chars", 200),
         ("SYNOPSIS_API_MAX_K", "20", "api_max_k", 20),
         ("SYNOPSIS_API_MAX_BODY_BYTES", "65536", "api_max_body_bytes", 65536),
+        ("SYNOPSIS_API_WEAVIATE_PROBE_SECONDS", "0.5", "api_weaviate_probe_seconds", 0.5),
+        ("SYNOPSIS_FETCH_DEADLINE", "3", "fetch_deadline", 3.0),
     ],
 )
 def test_api_fields_parse(variable: str, raw: str, field: str, value: object) -> None:

@@ -76,7 +76,9 @@ class WeaviateWatch:
 @asynccontextmanager
 async def watching_weaviate(app: Litestar, settings: Settings) -> AsyncIterator[None]:
     """Keep a `WeaviateWatch` probing on `app.state.weaviate_watch` while the app runs."""
-    watch = WeaviateWatch(weaviate_ready_url(settings))
+    watch = WeaviateWatch(
+        weaviate_ready_url(settings), interval=settings.api_weaviate_probe_seconds
+    )
     app.state.weaviate_watch = watch
     async with httpx.AsyncClient() as http:
         task = asyncio.create_task(watch.run(http))

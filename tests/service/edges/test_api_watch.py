@@ -10,7 +10,8 @@ from litestar import Litestar, get
 from litestar.testing import TestClient
 
 from service.edges.api.app import synopsis_error_handler
-from service.edges.api.watch import WeaviateWatch, refuse_while_down
+from service.edges.api.watch import WeaviateWatch, refuse_while_down, watching_weaviate
+from service.settings import Settings
 
 READY = "http://weaviate.test/v1/.well-known/ready"
 
@@ -71,3 +72,20 @@ def test_requests_are_refused_while_down_and_pass_once_weaviate_is_back() -> Non
 
         _probe(watch, httpx.MockTransport(lambda request: httpx.Response(200)))
         assert client.get("/search").text == "hits"
+
+
+def test_the_app_probes_at_the_configured_interval() -> None:
+    async def interval(settings: Settings) -> float:
+        app = Litestar([])
+        async with watching_weaviate(app, settings):
+            watch: WeaviateWatch = app.state.weaviate_watch
+            return watch.interval
+
+    assert Settings().api_weaviate_probe_seconds == 2.0
+    assert asyncio.run(interval(Settings(weaviate_url="http://127.0.0.1:9"))) == 2.0
+    assert (
+        asyncio.run(
+            interval(Settings(weaviate_url="http://127.0.0.1:9", api_weaviate_probe_seconds=0.2))
+        )
+        == 0.2
+    )
