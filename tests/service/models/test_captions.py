@@ -14,13 +14,17 @@ from service.settings import Settings
 from tests.loaders.pdfs import sample_pdf
 from tests.service.conftest import cli
 
-pytestmark = pytest.mark.integration
+
+def test_without_a_vision_model_images_are_only_counted() -> None:
+    assert load_options(Settings(vision_model="")).captioner is None
 
 
-def test_without_a_vision_model_images_are_only_counted(settings: Settings) -> None:
-    assert load_options(dataclasses.replace(settings, vision_model="")).captioner is None
+def test_the_fetch_deadline_comes_from_the_settings() -> None:
+    assert load_options(Settings()).fetch_deadline == 60.0
+    assert load_options(Settings(fetch_deadline=2.5)).fetch_deadline == 2.5
 
 
+@pytest.mark.integration
 def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Settings) -> None:
     captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model=settings.chat_model))
     with pytest.raises(ConfigurationError) as caught:
@@ -31,12 +35,14 @@ def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Se
     )
 
 
+@pytest.mark.integration
 def test_an_unknown_vision_model_is_refused(settings: Settings) -> None:
     captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model="no-such-model"))
     with pytest.raises(ConfigurationError, match="'no-such-model': Ollama does not have it"):
         captioner(b"\x89PNG\r\n\x1a\n", "png")
 
 
+@pytest.mark.integration
 def test_the_cli_reports_it_in_one_line(settings: Settings, tmp_path: Path) -> None:
     (tmp_path / "manual.pdf").write_bytes(sample_pdf())
     code, stdout, stderr = cli(
