@@ -5,13 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from service.edges import cli
-from service.query import search
-
-
-def test_cli_modes_match_search_modes() -> None:
-    assert cli.MODES == search.MODES
-
 
 def test_importing_the_cli_does_not_import_the_pipeline() -> None:
     code = (

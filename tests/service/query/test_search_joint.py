@@ -8,7 +8,7 @@ from langchain_core.embeddings import Embeddings
 from service.errors import SearchError
 from service.index.store import Match, SummaryUse
 from service.models.embed import Embedder
-from service.query.search import LEGACY_SUMMARY_USE, Searcher, SearchRequest
+from service.query.search import Searcher, SearchRequest
 from tests.service.fakes import MemoryStore
 
 
@@ -85,7 +85,8 @@ def test_the_defaults_read_the_context_vector_and_the_summarys_words_at_half_wei
 @pytest.mark.parametrize(
     ("vector", "expected"),
     [
-        ("context", LEGACY_SUMMARY_USE),  # the index has no context vectors yet
+        # The index has no context vectors yet: the layout it was built for.
+        ("context", SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0)),
         ("summary", SummaryUse(vector="summary", weight=0.5, keyword_weight=0.5)),
     ],
 )
@@ -102,7 +103,6 @@ def test_an_index_without_context_vectors_is_searched_the_way_it_was_built_for(
     searcher.search(request)
     [(_, _, options)] = store.queries
     assert options == {"use": expected}
-    assert SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0) == LEGACY_SUMMARY_USE
 
 
 def test_a_summary_vector_that_is_not_one_is_refused() -> None:
