@@ -17,8 +17,6 @@ from service.settings import Settings
 from service.stack import LocalStack
 from tests.conftest import IsolatedSettings
 
-pytestmark = pytest.mark.integration
-
 
 def _environment(settings: Settings) -> dict[str, str]:
     """The `SYNOPSIS_*` variables that reproduce `settings` in a CLI run."""
@@ -43,6 +41,7 @@ def _stopped_lines(settings: Settings) -> list[str]:
     ]
 
 
+@pytest.mark.integration
 def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
     settings = isolated_settings(200)
     stack = LocalStack(settings)
@@ -95,6 +94,7 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
     assert _cli(settings, "stack", "down") == (0, "stopped: ollama, weaviate\n", "")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("server", "port", "role", "setting"),
     [
@@ -159,6 +159,7 @@ def _stale_pid_file_content(case: str) -> str:
     return "not a pid\n"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", ["dead process", "someone else's process", "garbage"])
 def test_stale_pid_file_is_handled(isolated_settings: IsolatedSettings, case: str) -> None:
     settings = isolated_settings(400, ollama=False)
