@@ -55,7 +55,7 @@ def test_chat_returns_text(settings: Settings, ollama_url: str) -> None:
         num_predict=32,
         # The context size the service summarizes with: a different one would make Ollama
         # reload the model, and wait for it to be idle first.
-        num_ctx=2048,
+        num_ctx=settings.chat_context_tokens,
         client_kwargs={"timeout": TIMEOUT},
     )
     reply = chat.invoke("What is the capital of France? Answer in one word.")
