@@ -121,6 +121,11 @@ class Settings:
     summary_max_copied_share: float = 0.5  # of the summary's words in 8+-word copied spans
     summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
     summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
+    # "invented" (service/ingest/faithfulness.py): this many numbers, URLs, names or code
+    # identifiers the chunk, its headers and title do not contain, or more than this share
+    # of new content words; 0 switches either off.
+    summary_max_invented_claims: int = 1
+    summary_max_unsupported_share: float = 0.5
     embedding_batch_size: int = 32
     # An Ollama vision model that captions PDF images (service/models/captions.py); empty: off,
     # images are only counted. The local stack has none.

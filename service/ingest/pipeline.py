@@ -391,6 +391,7 @@ class Ingestor:
                 content=originals[index].content,
                 label=f"{source} § {header_path(originals[index].headers) or '(top)'} "
                 f"(chunk {originals[index].chunk_index})",
+                title=originals[index].title,
             )
             for index in todo
         ]

@@ -1,8 +1,9 @@
 """Is a summary usable? Detectors for degenerate summaries, and the extractive fallback.
 
 Small local models often write summaries that hurt retrieval: they copy the chunk's
-first lines, repeat a sentence, echo the prompt's scaffolding ("Header 3: …"), or
-describe something else entirely. Each detector below is a small function that returns
+first lines, repeat a sentence, echo the prompt's scaffolding ("Header 3: …"), describe
+something else entirely, or state what the chunk does not say (`detect_invented`, with
+service/ingest/faithfulness.py). Each detector below is a small function that returns
 a reason (a short, stable name stored with the summary) or None; `validate_summary`
 runs them all. `extractive_summary` builds the fallback stored when a summary stays
 flagged after one stricter retry: header path + lead sentence(s) + identifiers.
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from service.index.identifiers import extract_identifiers
 from service.index.records import header_path
+from service.ingest.faithfulness import check_faithfulness
 from service.settings import Settings
 from splitters.markdown_syntax import iter_segments
 
@@ -26,6 +28,7 @@ __all__ = [
     "REASONS",
     "QualityThresholds",
     "detect_drift",
+    "detect_invented",
     "detect_length",
     "detect_repetition",
     "detect_scaffolding",
@@ -36,7 +39,7 @@ __all__ = [
 ]
 
 #: Every reason a detector can return, in the order `validate_summary` reports them.
-REASONS = ("empty", "too_long", "scaffolding", "verbatim", "repetition", "drift")
+REASONS = ("empty", "too_long", "scaffolding", "verbatim", "repetition", "drift", "invented")
 
 #: Word n-gram size for the verbatim-copy test: 8 words in a row rarely match by chance.
 COPY_NGRAM = 8
@@ -53,6 +56,11 @@ class QualityThresholds:
     max_copied_share: float = 0.5  # share of the summary's words in 8+-word copied spans
     max_repeated_share: float = 0.2  # share of the summary's 5-grams that are repeats
     min_shared_terms: int = 1  # salient chunk terms the summary must mention
+    # "invented": this many claims (numbers, URLs, names, code identifiers) that the chunk,
+    # its header path and title do not contain, or more than this share of new content
+    # (faithfulness.py); 0 switches the measure off.
+    max_invented_claims: int = 1
+    max_unsupported_share: float = 0.5
 
     @classmethod
     def from_settings(cls, settings: Settings) -> QualityThresholds:
@@ -63,6 +71,8 @@ class QualityThresholds:
             max_copied_share=settings.summary_max_copied_share,
             max_repeated_share=settings.summary_max_repeated_share,
             min_shared_terms=settings.summary_min_shared_terms,
+            max_invented_claims=settings.summary_max_invented_claims,
+            max_unsupported_share=settings.summary_max_unsupported_share,
         )
 
 
@@ -207,15 +217,35 @@ def detect_drift(
     return "drift" if len(shared) < min(thresholds.min_shared_terms, len(wanted)) else None
 
 
+def detect_invented(
+    summary: str,
+    chunk_text: str,
+    headers: Sequence[str],
+    thresholds: QualityThresholds,
+    *,
+    title: str = "",
+) -> str | None:
+    """Flag "invented" when the summary asserts what its chunk, header path and title do
+    not support: at least `max_invented_claims` unsupported claims, or a share of new
+    content above `max_unsupported_share` (`check_faithfulness`)."""
+    check = check_faithfulness(summary, chunk_text, headers, title)
+    too_many = 0 < thresholds.max_invented_claims <= len(check.claims)
+    too_new = 0 < thresholds.max_unsupported_share < check.score
+    return "invented" if too_many or too_new else None
+
+
 def validate_summary(
     summary: str,
     chunk_text: str,
     headers: Sequence[str],
     thresholds: QualityThresholds | None = None,
+    *,
+    title: str = "",
 ) -> list[str]:
     """Every reason to reject `summary` of `chunk_text` (empty list: it is fine).
 
-    `chunk_text` is the chunk as the model saw it (`clean_for_prompt`).
+    `chunk_text` is the chunk as the model saw it (`clean_for_prompt`); `title` is its
+    document's, which a summary may name.
     """
     limits = thresholds or QualityThresholds()
     length = detect_length(summary, limits)
@@ -227,6 +257,7 @@ def validate_summary(
         detect_verbatim(summary, chunk_text, limits),
         detect_repetition(summary, limits),
         detect_drift(summary, chunk_text, headers, limits),
+        detect_invented(summary, chunk_text, headers, limits, title=title),
     ]
     return [reason for reason in found if reason is not None]
 

@@ -129,4 +129,5 @@ def _request(original: OriginalRecord) -> SummaryRequest:
         content=original.content,
         label=f"{original.source} § {header_path(original.headers) or '(top)'} "
         f"(chunk {original.chunk_index})",
+        title=original.title,
     )

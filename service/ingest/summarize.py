@@ -82,6 +82,7 @@ STRICT_SYSTEM_PROMPT = (
     "You summarize one section of technical documentation for a search index. "
     "Write at most three sentences in your own words: never copy sentences from the "
     "text, never repeat a sentence, and write no labels such as 'Topic:' or 'Section:'. "
+    "Say only what the text says: no name, number, date or function it does not mention. "
     "Say what the section explains and name the statements, functions or classes it is "
     "about, exactly as the text spells them."
 )
@@ -155,11 +156,13 @@ class SummaryTimeoutError(ModelError):
 
 @dataclass(frozen=True, kw_only=True)
 class SummaryRequest:
-    """A chunk to summarize: its header path, its Markdown, and a label for errors."""
+    """A chunk to summarize: its header path, its Markdown, a label for errors, and its
+    document's title (which the guard lets a summary name)."""
 
     headers: Sequence[str]
     content: str
     label: str  # e.g. "tutorial/controlflow.html § 4.3. The range() Function"
+    title: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,13 +307,13 @@ class Summarizer:
                 text=extractive_summary(view, request.headers), kind="extractive", reason="timeout"
             )
         view = clean_for_prompt(request.content)
-        reasons = validate_summary(text, view, request.headers, self.guard)
+        reasons = validate_summary(text, view, request.headers, self.guard, title=request.title)
         if not reasons:
             return SummaryResult(text=text)
         for reason in reasons:
             self.flagged[reason] = self.flagged.get(reason, 0) + 1
         retry = await self.asummarize(request, strict=True, accept_empty=True)
-        again = validate_summary(retry, view, request.headers, self.guard)
+        again = validate_summary(retry, view, request.headers, self.guard, title=request.title)
         if not again:
             self.retries_passed += 1
             return SummaryResult(text=retry, reason=",".join(reasons))

@@ -143,7 +143,13 @@ def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
 def test_threshold_defaults_are_the_settings_defaults() -> None:
     assert QualityThresholds.from_settings(Settings()) == DEFAULTS
     expected = QualityThresholds(
-        min_words=4, max_words=100, max_copied_share=0.5, max_repeated_share=0.2, min_shared_terms=1
+        min_words=4,
+        max_words=100,
+        max_copied_share=0.5,
+        max_repeated_share=0.2,
+        min_shared_terms=1,
+        max_invented_claims=1,
+        max_unsupported_share=0.5,
     )
     assert expected == DEFAULTS
     assert Settings().summary_guard is True
@@ -166,9 +172,11 @@ def test_thresholds_follow_the_environment() -> None:
         (GOOD_IF, IF_CHUNK, IF_HEADERS, []),
         (GOOD_PASS, PASS_CHUNK, PASS_HEADERS, []),
         (GOOD_FOR, FOR_CHUNK, FOR_HEADERS, []),
-        (ECHO_AND_COPY, IF_CHUNK, IF_HEADERS, ["scaffolding", "verbatim"]),
+        # "Header 3" names a number the chunk does not have; a drifting summary's
+        # content is not in the chunk: both are "invented" too.
+        (ECHO_AND_COPY, IF_CHUNK, IF_HEADERS, ["scaffolding", "verbatim", "invented"]),
         (REPEATED, FOR_CHUNK, FOR_HEADERS, ["repetition"]),
-        (DRIFT, PASS_CHUNK, PASS_HEADERS, ["drift"]),
+        (DRIFT, PASS_CHUNK, PASS_HEADERS, ["drift", "invented"]),
         ("", PASS_CHUNK, PASS_HEADERS, ["empty"]),
         ("Pass.", PASS_CHUNK, PASS_HEADERS, ["empty"]),
         (TOO_LONG, PASS_CHUNK, PASS_HEADERS, ["too_long", "repetition"]),
@@ -372,9 +380,9 @@ def test_a_good_summary_is_accepted_at_once() -> None:
 def test_a_flagged_summary_is_retried_once_and_the_retry_kept_when_it_passes() -> None:
     summarizer, _model = _guarded([DRIFT, GOOD_PASS])
     result = _run(summarizer.asummarize_checked(PASS_REQUEST))
-    assert result == SummaryResult(text=GOOD_PASS, kind="llm", reason="drift")
+    assert result == SummaryResult(text=GOOD_PASS, kind="llm", reason="drift,invented")
     assert (summarizer.calls, summarizer.retries_passed, summarizer.fallbacks) == (2, 1, 0)
-    assert summarizer.flagged == {"drift": 1}
+    assert summarizer.flagged == {"drift": 1, "invented": 1}
 
 
 def test_flagged_twice_stores_the_extractive_summary_with_every_reason() -> None:
@@ -383,7 +391,7 @@ def test_flagged_twice_stores_the_extractive_summary_with_every_reason() -> None
     assert result == SummaryResult(
         text=extractive_summary(clean_for_prompt(PASS_CHUNK), PASS_HEADERS),
         kind="extractive",
-        reason="drift,scaffolding",
+        reason="drift,invented,scaffolding",
     )
     assert (summarizer.calls, summarizer.retries_passed, summarizer.fallbacks) == (2, 0, 1)
 
@@ -417,9 +425,9 @@ def test_summarize_many_returns_results_with_kind_and_reason() -> None:
         summarizer.close()
     assert [(r.kind, r.reason) for r in results] == [
         ("llm", ""),
-        ("extractive", "scaffolding,verbatim"),
+        ("extractive", "scaffolding,verbatim,invented"),
     ]
-    assert summarizer.flagged == {"scaffolding": 1, "verbatim": 1}
+    assert summarizer.flagged == {"scaffolding": 1, "verbatim": 1, "invented": 1}
 
 
 # -- ingest records kind and reason, also from the cache --------------------------------------
