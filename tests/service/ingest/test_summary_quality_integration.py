@@ -81,7 +81,10 @@ def test_every_stored_summary_passes_or_is_an_extractive_fallback_with_reasons(
         print(f"[{record.kind} {record.reason or '-'}] {original.headers[-1]}: {record.summary!r}")
         if record.kind == "llm":
             view = clean_for_prompt(original.content)
-            assert validate_summary(record.summary, view, original.headers, thresholds) == []
+            reasons = validate_summary(
+                record.summary, view, original.headers, thresholds, title=original.title
+            )
+            assert reasons == []
         else:
             assert record.kind == "extractive"
             assert record.reason
