@@ -74,8 +74,33 @@ RETRIEVAL_SYSTEM_PROMPT = (
     "functions, statements, classes or options it covers. No preamble, no list, no heading."
 )
 
+#: doc2query-style: the questions the section answers, in a reader's words, which is what
+#: the field measured to help keyword and vector search when the model is capable
+#: (docs/eval.md compares it with v2).
+QUESTIONS_SYSTEM_PROMPT = (
+    "You write the questions that one section of technical documentation answers, for a "
+    "search index. Write three or four questions that a reader would ask and that this "
+    "section answers, in a reader's own words, one per line. Name the functions, "
+    "statements, classes or options involved exactly as the text spells them. Ask only "
+    "what the section itself answers. No preamble, no numbering, no heading."
+)
+
+#: v2's summary sentence, then the questions it answers (docs/eval.md).
+SUMMARY_QUESTIONS_SYSTEM_PROMPT = (
+    "You write search keys for one section of technical documentation. First, one sentence "
+    "that says what the section explains and names the functions, statements, classes or "
+    "options it covers. Then two questions that a reader would ask and that this section "
+    "answers, in a reader's own words. Say only what the section itself says. No preamble, "
+    "no list, no heading."
+)
+
 #: The system prompt of each prompt version (`Settings.summary_prompt_version`).
-PROMPTS = {PROMPT_VERSION: SYSTEM_PROMPT, "v3-retrieval": RETRIEVAL_SYSTEM_PROMPT}
+PROMPTS = {
+    PROMPT_VERSION: SYSTEM_PROMPT,
+    "v3-retrieval": RETRIEVAL_SYSTEM_PROMPT,
+    "v4-questions": QUESTIONS_SYSTEM_PROMPT,
+    "v5-summary-questions": SUMMARY_QUESTIONS_SYSTEM_PROMPT,
+}
 
 #: The retry prompt for a summary the guard flagged.
 STRICT_SYSTEM_PROMPT = (

@@ -357,7 +357,7 @@ def test_the_prompt_version_chooses_the_system_prompt() -> None:
     )
     [system, _human] = summarizer.messages(SummaryRequest(headers=["A"], content="text", label="a"))
     assert (system.content, summarizer.prompt_version) == (RETRIEVAL_SYSTEM_PROMPT, "v3-retrieval")
-    assert set(PROMPTS) == {"v2", "v3-retrieval"}
+    assert set(PROMPTS) == {"v2", "v3-retrieval", "v4-questions", "v5-summary-questions"}
 
 
 def test_an_unknown_prompt_version_is_a_configuration_error() -> None:
