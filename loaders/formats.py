@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT, make_document
 from loaders.docx import docx_documents
 from loaders.encoding import decode_text
-from loaders.html import MAX_MARKUP_TAGS, html_to_markdown
+from loaders.html import html_to_markdown
 from loaders.markdown import markdown_document, text_document
 from loaders.options import LoadOptions
 from loaders.pdf import pdf_documents
@@ -56,14 +56,16 @@ def convert(
         )
         return
     if content_type == DOCX:
-        yield from docx_documents(data, source=source, fallback_title=fallback_title)
+        yield from docx_documents(
+            data, source=source, fallback_title=fallback_title, options=options
+        )
         return
     text = decode_text(data, source=source, declared=charset, html=content_type == HTML)
     if content_type == HTML:
         tags = text.count("<")
-        if tags > MAX_MARKUP_TAGS:
+        if tags > options.max_markup_tags:
             raise LoaderError(
-                f"about {tags} tags, more than the {MAX_MARKUP_TAGS} a page may have",
+                f"about {tags} tags, more than the {options.max_markup_tags} a page may have",
                 source=source,
             )
         page = html_to_markdown(text, base_url=base_url)

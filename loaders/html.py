@@ -47,12 +47,7 @@ from markdownify import ATX, BACKSLASH, MarkdownConverter
 
 from splitters.markdown_syntax import fence_block, header_id_attribute
 
-__all__ = ["MAX_MARKUP_TAGS", "HtmlPage", "html_to_markdown", "links"]
-
-#: Pages with more tags than this (counted as `<` characters) are refused rather than
-#: converted: conversion costs ~50 µs per element, and no documentation page comes near
-#: (the largest page of the Python docs has about 35,000).
-MAX_MARKUP_TAGS = 500_000
+__all__ = ["HtmlPage", "html_to_markdown", "links"]
 
 # Removed from the whole page before the main content is looked for.
 _PAGE_DROP_TAGS = frozenset(

@@ -30,6 +30,15 @@ class LoadOptions:
     fetched, as a local command line wants); with one, every URL (robots.txt, the start
     URL, each redirect hop, each crawled link) is checked before it is connected to, and
     the connection goes to the checked address (`loaders.addresses`).
+
+    The rest bound what a small file may expand to (docs/reliability.md, "Decompression
+    bombs"). An HTML page, and the XML of a Word file, may have `max_markup_tags` tags
+    (counted as `<` characters): conversion costs ~50 µs and hundreds of bytes per
+    element, and no documentation page comes near (the largest page of the Python docs
+    has about 35,000). A Word file is a zip: before anything in it is parsed, it may have
+    `max_archive_members` members, which together inflate to `max_inflated_bytes` at most
+    and its XML parts to `max_bytes`; a member over 1 MiB inflated may not inflate more
+    than `max_compression_ratio` times its compressed size.
     """
 
     crawl_depth: int = 0
@@ -43,3 +52,7 @@ class LoadOptions:
     captioner: ImageCaptioner | None = None
     drop_repeated_blocks: bool = True
     address_policy: AddressPolicy | None = None
+    max_markup_tags: int = 500_000
+    max_archive_members: int = 10_000
+    max_inflated_bytes: int = 100_000_000
+    max_compression_ratio: int = 100

@@ -20,6 +20,7 @@ from service.errors import ConfigurationError
 __all__ = [
     "CONSISTENCY_LEVELS",
     "ENV_PREFIX",
+    "LOADER_LIMITS",
     "MAX_K",
     "REWRITE_METHODS",
     "SUMMARY_VECTORS",
@@ -39,6 +40,13 @@ MAX_K = 100
 SUMMARY_VECTORS = ("context", "summary")
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
+#: The loader limits (`loaders.LoadOptions` fields of the same names) the settings carry.
+LOADER_LIMITS = (
+    "max_markup_tags",
+    "max_archive_members",
+    "max_inflated_bytes",
+    "max_compression_ratio",
+)
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
 _LOCAL_WEAVIATE_NODES = (1, 3)
 
@@ -141,6 +149,15 @@ class Settings:
     # The whole fetch of one URL (its redirects and body included) must end within this
     # many seconds, so a server trickling a byte at a time cannot hold a fetch forever.
     fetch_deadline: float = 60.0
+    # What a small source may expand to (loaders/options.py; docs/reliability.md,
+    # "Decompression bombs"): tags of an HTML page or of a Word file's XML; a Word file's
+    # (zip) members, what they inflate to together, and how many times its compressed size
+    # any member over 1 MiB may inflate to. A source over one is refused, its reason
+    # saying which limit and its value.
+    max_markup_tags: int = 500_000
+    max_archive_members: int = 10_000
+    max_inflated_bytes: int = 100_000_000
+    max_compression_ratio: int = 100
 
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
@@ -274,9 +291,10 @@ class Settings:
             )
 
     def _check_api_limits(self) -> None:
-        """Every API limit at least 1 (a limit of 0 would refuse every request)."""
+        """Every API and loader limit at least 1 (a limit of 0 would refuse everything)."""
         names = self.env_names()
-        for name in ("api_workers", "api_max_query_chars", "api_max_k", "api_max_body_bytes"):
+        api = ("api_workers", "api_max_query_chars", "api_max_k", "api_max_body_bytes")
+        for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
         if self.api_max_k > MAX_K:

@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage
 from loaders import LoadOptions
 from service.connections import ollama_chat
 from service.errors import ConfigurationError, ModelError
-from service.settings import Settings
+from service.settings import LOADER_LIMITS, Settings
 
 __all__ = ["CAPTION_PROMPT", "OllamaCaptioner", "load_options"]
 
@@ -84,11 +84,14 @@ class OllamaCaptioner:
 def load_options(
     settings: Settings, *, crawl_depth: int | None = None, max_pages: int | None = None
 ) -> LoadOptions:
-    """Loader options from the settings: with a `vision_model`, PDF images are captioned."""
+    """Loader options from the settings: the crawl's extent, the limits on what a source
+    may expand to (`LOADER_LIMITS`); with a `vision_model`, PDF images are captioned."""
     captioner = OllamaCaptioner(settings) if settings.vision_model else None
+    limits = {name: getattr(settings, name) for name in LOADER_LIMITS}
     return LoadOptions(
         crawl_depth=settings.crawl_depth if crawl_depth is None else crawl_depth,
         max_pages=settings.max_pages if max_pages is None else max_pages,
         fetch_deadline=settings.fetch_deadline,
         captioner=captioner,
+        **limits,
     )

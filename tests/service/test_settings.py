@@ -138,6 +138,8 @@ def test_api_fields_parse(variable: str, raw: str, field: str, value: object) ->
         "SYNOPSIS_API_MAX_QUERY_CHARS",
         "SYNOPSIS_API_MAX_K",
         "SYNOPSIS_API_MAX_BODY_BYTES",
+        "SYNOPSIS_MAX_INFLATED_BYTES",
+        "SYNOPSIS_MAX_ARCHIVE_MEMBERS",
     ],
 )
 def test_api_limits_are_at_least_one(variable: str) -> None:
