@@ -1,25 +1,44 @@
 """An in-memory store for unit tests of the ingest pipeline and the searcher.
 
 It keeps what `service.index.store.Store` keeps, in dicts, and records the order of
-writes; search calls return canned matches. The real Weaviate is the integration tests'.
+writes. Searches apply the query's filters and limit and rank by a simple hybrid of word
+overlap and cosine similarity (each leg scaled to 0…1, as Weaviate's relativeScore
+fusion does), or return `matches` when a test sets them (canned scores and vectors for
+the searcher's own logic; the filters and limit still apply).
+tests/service/index/test_store_contract.py runs the same contract against this fake and
+the real `Store` on Weaviate.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from service.index.records import (
+    CONTENT_VECTOR,
+    CONTEXT_VECTOR,
+    SUMMARY_VECTOR,
     ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
     SummaryAttachment,
     SummaryRecord,
+    header_path,
 )
-from service.index.store import HybridQuery, Match, SummaryUse
+from service.index.store import (
+    CHUNK_KEYWORD_PROPERTIES,
+    HybridQuery,
+    Match,
+    SearchFilters,
+    SummaryUse,
+)
+
+_WORD = re.compile(r"\w+")
 
 
 class MemoryStore:
@@ -93,21 +112,34 @@ class MemoryStore:
     def originals_by_id(
         self, ids: Iterable[uuid.UUID], *, with_vectors: bool = False
     ) -> dict[uuid.UUID, OriginalRecord]:
-        found = {oid: self.originals[oid] for oid in ids if oid in self.originals}
+        found = {
+            oid: dataclasses.replace(self.originals[oid], summary=self._summary_text(oid))
+            for oid in ids
+            if oid in self.originals
+        }
         if with_vectors:
             return found
         return {oid: dataclasses.replace(r, vector=[]) for oid, r in found.items()}
 
+    def _summary_text(self, oid: uuid.UUID) -> str:
+        attached = self.attached.get(oid)
+        return attached.text if attached is not None else ""
+
     def list_summaries(
         self, *, kind: str | None = None, with_vectors: bool = False
     ) -> list[SummaryRecord]:
-        return [s for s in self.summaries.values() if kind is None or s.kind == kind]
+        found = [
+            s if with_vectors else dataclasses.replace(s, vector=[])
+            for s in self.summaries.values()
+            if kind is None or s.kind == kind
+        ]
+        return sorted(found, key=lambda record: (record.source, record.headers))
 
     def write_originals(self, records: Sequence[OriginalRecord]) -> int:
         if records:
             self._step("originals")
         for record in records:
-            self.originals[record.id] = record
+            self.originals[record.id] = dataclasses.replace(record, summary="")
             self.summary_vectors[record.id] = record.vector
             self.context_vectors[record.id] = record.vector
             self.attached.pop(record.id, None)
@@ -146,7 +178,7 @@ class MemoryStore:
             self.context_vectors.pop(oid, None)
         return deleted
 
-    def pending(self) -> int:
+    def pending_summaries(self) -> int:
         return sum(oid not in self.attached for oid in self.originals)
 
     # -- SearchStore ----------------------------------------------------------------------
@@ -156,11 +188,77 @@ class MemoryStore:
 
     def search_originals(self, query: HybridQuery, *, use: SummaryUse | None) -> list[Match]:
         self.queries.append(("originals", query, {"use": use}))
-        return self.matches[: query.limit]
+        if self.matches:
+            return self._canned(query)
+        vectors = {CONTENT_VECTOR: 1.0}
+        keywords = list(CHUNK_KEYWORD_PROPERTIES)
+        if use is not None:
+            vectors = {CONTENT_VECTOR: 1.0 - use.weight, use.vector: use.weight}
+            keywords = [*keywords, "summary"] if use.keyword_weight > 0 else keywords
+        scored = []
+        for oid, record in self.originals.items():
+            properties = self._hit(oid)
+            if not _passes(query.filters, properties):
+                continue
+            text = {**properties, "identifiers": record.identifiers}
+            words = _overlap(query.keywords, " ".join(_text(text[name]) for name in keywords))
+            similarity = sum(
+                weight * _cosine(query.vector, self._vector(oid, name))
+                for name, weight in vectors.items()
+                if weight > 0
+            )
+            scored.append((str(oid), properties, words, similarity))
+        return _fused(query, scored)
 
     def search_summaries(self, query: HybridQuery) -> list[Match]:
         self.queries.append(("summaries", query, {}))
-        return self.matches[: query.limit]
+        if self.matches:
+            return self._canned(query)
+        scored = []
+        for sid, record in self.summaries.items():
+            filtered = {
+                "source": record.source,
+                "title": record.title,
+                "headers": record.headers,
+            }
+            if not _passes(query.filters, filtered):
+                continue
+            text = " ".join([record.summary, *record.headers, *record.identifiers])
+            properties = {"summary": record.summary, "original_id": record.original_id}
+            scored.append(
+                (
+                    str(sid),
+                    properties,
+                    _overlap(query.keywords, text),
+                    _cosine(query.vector, record.vector),
+                )
+            )
+        return _fused(query, scored)
+
+    def _canned(self, query: HybridQuery) -> list[Match]:
+        found = [m for m in self.matches if _passes(query.filters, m.properties)]
+        return found[: query.limit]
+
+    def _vector(self, oid: uuid.UUID, name: str) -> list[float]:
+        if name == SUMMARY_VECTOR:
+            return self.summary_vectors.get(oid, [])
+        if name == CONTEXT_VECTOR:
+            return self.context_vectors.get(oid, [])
+        return self.originals[oid].vector
+
+    def _hit(self, oid: uuid.UUID) -> dict[str, Any]:
+        record = self.originals[oid]
+        return {
+            "content": record.content,
+            "source": record.source,
+            "title": record.title,
+            "headers": list(record.headers),
+            "chunk_index": record.chunk_index,
+            "summary": self._summary_text(oid),
+            "page_start": record.page_start,
+            "page_end": record.page_end,
+            "anchor": record.anchor,
+        }
 
     def summaries_of(self, original_ids: Sequence[str]) -> dict[str, str]:
         return {
@@ -170,8 +268,77 @@ class MemoryStore:
         }
 
     def hit_originals(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        return {
-            str(oid): {"content": r.content, "source": r.source, "headers": r.headers}
-            for oid, r in self.originals.items()
-            if str(oid) in ids
-        }
+        return {str(oid): self._hit(oid) for oid in self.originals if str(oid) in ids}
+
+
+def _text(value: Any) -> str:
+    return " ".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _passes(filters: SearchFilters, properties: dict[str, Any]) -> bool:
+    """Whether an object with these properties passes the filters, as Weaviate's `equal`
+    and `like "prefix*"` filters do."""
+    source = str(properties.get("source") or "")
+    if filters.source and source != filters.source:
+        return False
+    if filters.source_prefix and not source.startswith(filters.source_prefix):
+        return False
+    path = header_path(properties.get("headers") or [])
+    if filters.header_prefix and not path.startswith(filters.header_prefix):
+        return False
+    return not (filters.title and properties.get("title") != filters.title)
+
+
+def _overlap(keywords: str, text: str) -> float:
+    """How many of the query's words the text holds (BM25's leg, without its weights)."""
+    wanted = {word.lower() for word in _WORD.findall(keywords)}
+    present = {word.lower() for word in _WORD.findall(text)}
+    return float(len(wanted & present))
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if not a or not b or len(a) != len(b):
+        return 0.0
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+
+
+def _scaled(values: list[float]) -> list[float]:
+    low, high = min(values), max(values)
+    return [(value - low) / (high - low) if high > low else 1.0 for value in values]
+
+
+def _fused(
+    query: HybridQuery, scored: list[tuple[str, dict[str, Any], float, float]]
+) -> list[Match]:
+    """relativeScore fusion: BM25 finds only objects with a word of the query; the vector
+    leg every object; each leg scaled to 0…1 over what it found, weighted by alpha."""
+    if not scored:
+        return []
+    keyword_hits = [item for item in scored if item[2] > 0]
+    keyword_scores = (
+        dict(
+            zip(
+                [item[0] for item in keyword_hits],
+                _scaled([item[2] for item in keyword_hits]),
+                strict=True,
+            )
+        )
+        if keyword_hits
+        else {}
+    )
+    vector_scores = dict(
+        zip([item[0] for item in scored], _scaled([item[3] for item in scored]), strict=True)
+    )
+    candidates = [item for item in scored if query.alpha > 0 or item[0] in keyword_scores]
+    fused = [
+        Match(
+            id=oid,
+            properties=properties,
+            score=(1 - query.alpha) * keyword_scores.get(oid, 0.0)
+            + query.alpha * vector_scores[oid],
+        )
+        for oid, properties, _, _ in candidates
+    ]
+    fused.sort(key=lambda match: match.score, reverse=True)
+    return fused[: query.limit]

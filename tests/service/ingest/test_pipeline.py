@@ -48,7 +48,7 @@ def test_chunks_are_written_before_any_summary_and_every_chunk_gets_one() -> Non
         "record:complete",
     ]
     assert (report.new_chunks, report.llm_calls, len(store.summaries)) == (CHUNKS, CHUNKS, CHUNKS)
-    assert store.pending() == 0
+    assert store.pending_summaries() == 0
     assert {a.text for a in store.attached.values()} == {REPLY}
     assert store.sources[SOURCE].pending == 0
 
@@ -82,7 +82,11 @@ def test_an_ingest_stopped_in_phase_two_is_finished_by_the_next(failing_step: st
     with pytest.raises(RuntimeError, match="injected"):
         _ingestor(store).ingest_documents([PAGE])
     record = store.sources[SOURCE]
-    assert (record.status, record.pending, store.pending()) == ("ingesting", CHUNKS, CHUNKS)
+    assert (record.status, record.pending, store.pending_summaries()) == (
+        "ingesting",
+        CHUNKS,
+        CHUNKS,
+    )
     assert len(store.originals) == CHUNKS  # searchable by their text meanwhile
 
     store.fail_on = None
@@ -92,7 +96,7 @@ def test_an_ingest_stopped_in_phase_two_is_finished_by_the_next(failing_step: st
     assert report.llm_calls + report.cached_summaries == CHUNKS
     assert report.cached_summaries == (CHUNKS if failing_step == "attach" else 0)
     assert store.sources[SOURCE].status == "complete"
-    assert store.pending() == 0
+    assert store.pending_summaries() == 0
     assert {s.original_id for s in store.summaries.values()} == set(store.originals)
 
 
