@@ -36,6 +36,10 @@ CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 REWRITE_METHODS = ("model", "previous", "none")
 #: The most hits one search returns (`SYNOPSIS_API_MAX_K` may only lower it).
 MAX_K = 100
+#: The token budgets a search's context or a page of read text may have (cl100k_base):
+#: below the first, hardly one chunk fits; past the second, read a document instead.
+MIN_CONTEXT_TOKENS = 500
+MAX_CONTEXT_TOKENS = 100_000
 #: The vectors of a chunk's summary that `joint` search can read (service/index/records.py).
 SUMMARY_VECTORS = ("context", "summary")
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
@@ -170,6 +174,9 @@ class Settings:
     search_summary_vector: str = "context"
     search_summary_weight: float = 1.0
     search_summary_keyword_weight: float = 0.5
+    # The token budget of a search given as context (MCP `search_docs`, and POST /search
+    # with `expand: section` but no `max_tokens`) and of a page of read text.
+    search_max_tokens: int = 5000
     # A summary whose embedding's cosine similarity to its chunk's is below this is kept in
     # SummarizedDocuments but not attached to its chunk (service/ingest/attach.py).
     summary_min_similarity: float = 0.0
@@ -276,6 +283,11 @@ class Settings:
             raise ConfigurationError(
                 f"{self.env_names()['search_summary_vector']} must be one of "
                 f"{', '.join(SUMMARY_VECTORS)}"
+            )
+        if not MIN_CONTEXT_TOKENS <= self.search_max_tokens <= MAX_CONTEXT_TOKENS:
+            raise ConfigurationError(
+                f"{self.env_names()['search_max_tokens']} must be between "
+                f"{MIN_CONTEXT_TOKENS} and {MAX_CONTEXT_TOKENS}"
             )
         for name in ("search_summary_weight", "search_summary_keyword_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:

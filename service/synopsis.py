@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from service.ingest.resummarize import ResummarizeReport
     from service.ingest.summarize import Summarizer
     from service.query.answer import Answer, Answerer
+    from service.query.context import ContextRequest, SearchContext
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
     from service.query.rewrite import QueryRewriter, RewriteMethod
 
@@ -310,6 +311,24 @@ class Synopsis:
         """Async `search` (the embedding check reads Weaviate once, in a worker thread)."""
         await asyncio.to_thread(self._check_embedding)
         return await self.searcher.asearch(request)
+
+    def search_context(self, request: SearchRequest, context: ContextRequest) -> SearchContext:
+        """Search, then give each hit as its whole section (or chunk) within a token budget
+        (`service.query.context`)."""
+        from service.query.context import build_context
+
+        context.validate()  # before the search: a bad budget costs nothing
+        return build_context(request.query, self.search(request), self.store, context)
+
+    async def asearch_context(
+        self, request: SearchRequest, context: ContextRequest
+    ) -> SearchContext:
+        """Async `search_context` (the section reads run in a worker thread)."""
+        from service.query.context import build_context
+
+        context.validate()
+        hits = await self.asearch(request)
+        return await asyncio.to_thread(build_context, request.query, hits, self.store, context)
 
     def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
         """Retrieve, then answer from the retrieved originals only, with citations; the

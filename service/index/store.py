@@ -680,26 +680,44 @@ class Store:
             sort=Sort.by_property("chunk_index"),
             limit=limit,
             offset=offset,
-            return_properties=[
-                "headers", "chunk_index", "content", "summary", "summary_pending",
-                "page_start", "page_end", "anchor",
-            ],
-        )  # fmt: skip
-        chunks = [
-            SourceChunk(
-                id=str(obj.uuid),
-                headers=list(obj.properties.get("headers") or []),
-                chunk_index=_int(obj.properties.get("chunk_index")),
-                content=str(obj.properties.get("content") or ""),
-                summary=str(obj.properties.get("summary") or "") or None,
-                summary_pending=bool(obj.properties.get("summary_pending")),
-                page_start=_optional_int(obj.properties.get("page_start")),
-                page_end=_optional_int(obj.properties.get("page_end")),
-                anchor=str(obj.properties.get("anchor") or ""),
+            return_properties=_SOURCE_CHUNK_PROPERTIES,
+        )
+        return [_source_chunk(obj) for obj in result.objects], total or 0
+
+    def section_chunks(
+        self, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[SourceChunk]]:
+        """The chunks under each (source, header path) of `keys`, in document order, in
+        one query (a header path is `A > B > C`, matched whole)."""
+        if not keys:
+            return {}
+        where = Filter.any_of(
+            [
+                Filter.all_of(
+                    [
+                        Filter.by_property("source").equal(source),
+                        Filter.by_property("header_path").equal(path),
+                    ]
+                )
+                for source, path in keys
+            ]
+        )
+        try:
+            result = self.originals.query.fetch_objects(
+                filters=where,
+                sort=Sort.by_property("chunk_index"),
+                limit=_FETCH_LIMIT,
+                return_properties=["source", *_SOURCE_CHUNK_PROPERTIES],
             )
-            for obj in result.objects
-        ]
-        return chunks, total or 0
+        except Exception as exc:
+            raise StoreError(f"reading the sections of the hits failed: {exc}") from exc
+        found: dict[tuple[str, str], list[SourceChunk]] = {key: [] for key in keys}
+        for obj in result.objects:
+            chunk = _source_chunk(obj)
+            key = (str(obj.properties.get("source") or ""), header_path(chunk.headers))
+            if key in found:
+                found[key].append(chunk)
+        return found
 
     def list_sources(self) -> list[SourceRecord]:
         """Every ingested source, sorted by name."""
@@ -920,6 +938,27 @@ class Store:
                 raise StoreError(f"{result.failed} deletions failed in {collection.name}")
             deleted += result.successful
         return deleted
+
+
+_SOURCE_CHUNK_PROPERTIES = [
+    "headers", "chunk_index", "content", "summary", "summary_pending", "page_start", "page_end",
+    "anchor",
+]  # fmt: skip
+
+
+def _source_chunk(obj: Any) -> SourceChunk:
+    """A stored original as a reader browses it (`_SOURCE_CHUNK_PROPERTIES` returned)."""
+    return SourceChunk(
+        id=str(obj.uuid),
+        headers=list(obj.properties.get("headers") or []),
+        chunk_index=_int(obj.properties.get("chunk_index")),
+        content=str(obj.properties.get("content") or ""),
+        summary=str(obj.properties.get("summary") or "") or None,
+        summary_pending=bool(obj.properties.get("summary_pending")),
+        page_start=_optional_int(obj.properties.get("page_start")),
+        page_end=_optional_int(obj.properties.get("page_end")),
+        anchor=str(obj.properties.get("anchor") or ""),
+    )
 
 
 def _source_uuid(source: str) -> uuid.UUID:
