@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack
-from service.errors import SourceNotFoundError, SourceNotReadyError, StoreError
+from service.errors import SearchError, SourceNotFoundError, SourceNotReadyError, StoreError
 from service.index.records import SourceRecord, header_path, now
 from service.index.replication import Replication
 from service.index.store import SourceChunk, Store
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from service.query.answer import Answer, Answerer
     from service.query.context import ContextRequest, SearchContext
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
+    from service.query.reading import Reading
     from service.query.rewrite import QueryRewriter, RewriteMethod
 
 __all__ = ["Synopsis"]
@@ -48,6 +49,11 @@ __all__ = ["Synopsis"]
 #: Chunks read per query when a whole document is read (Weaviate reads at most 10,000
 #: objects past an offset, so a page size keeps it in one window for most documents).
 _CHUNK_PAGE = 500
+
+
+def _more_from(offset: int) -> str:
+    """The line that ends a page of text that continues (`Synopsis.read_section`)."""
+    return f"More follows from offset {offset}."
 
 
 class Synopsis:
@@ -329,6 +335,77 @@ class Synopsis:
         context.validate()
         hits = await self.asearch(request)
         return await asyncio.to_thread(build_context, request.query, hits, self.store, context)
+
+    def read_section(
+        self,
+        source: str,
+        section: str,
+        *,
+        max_tokens: int,
+        offset: int = 0,
+        continuation: Callable[[int], str] = _more_from,
+    ) -> Reading:
+        """One page of a section's text, reassembled from its chunks (`service.query.
+        reading`). `source` may be a `source#anchor` location, which names the section
+        when `section` is empty. SourceNotFoundError when either is not indexed."""
+        from service.query.reading import check_page, find_section, read_page, split_location
+
+        check_page(max_tokens, offset)
+        name, chunks = self._source_text(source)
+        if name != source and not section:
+            section = split_location(source)[1]
+        if not section.strip():
+            raise SearchError("name the section: its anchor or its header path")
+        path, selected = find_section(name, chunks, section)
+        return read_page(
+            name,
+            f"section {header_path(path)}",
+            selected,
+            offset=offset,
+            max_tokens=max_tokens,
+            base_depth=len(path) - 1,
+            continuation=continuation,
+        )
+
+    def read_document(
+        self,
+        source: str,
+        *,
+        max_tokens: int,
+        offset: int = 0,
+        continuation: Callable[[int], str] = _more_from,
+    ) -> Reading:
+        """One page of a whole document's text, reassembled from its chunks in order."""
+        from service.query.reading import check_page, read_page
+
+        check_page(max_tokens, offset)
+        name, chunks = self._source_text(source)
+        return read_page(
+            name,
+            "document",
+            chunks,
+            offset=offset,
+            max_tokens=max_tokens,
+            continuation=continuation,
+        )
+
+    def _source_text(self, source: str) -> tuple[str, list[SourceChunk]]:
+        """The indexed source `source` names (a `source#anchor` location names its source)
+        and all its chunks in order; SourceNotFoundError when it is not indexed."""
+        from service.query.reading import split_location
+
+        name = source
+        if self.source(name) is None:
+            name = split_location(source)[0]
+            if name == source or self.source(name) is None:
+                raise SourceNotFoundError(f"{source} is not indexed")
+        self.store.embedding_info()  # once per process: brings an older collection up to date
+        chunks: list[SourceChunk] = []
+        while True:
+            page, total = self.store.source_chunks(name, limit=_CHUNK_PAGE, offset=len(chunks))
+            chunks.extend(page)
+            if not page or len(chunks) >= total:
+                return name, chunks
 
     def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
         """Retrieve, then answer from the retrieved originals only, with citations; the
