@@ -206,11 +206,21 @@ class SearchController(Controller):
         synopsis: SynopsisDependency,
         request: Request[Any, Any, Any],
     ) -> list[SearchHit]:
-        """The originals that best match the query, best first."""
+        """The originals that best match the query, best first.
+
+        With `expand: section` each hit is its whole section, and with `max_tokens` the
+        hits are cut to that budget (`max_tokens`' description); each section comes once,
+        and what does not fit is left out. Without `k`, such a search looks at one hit
+        per 250 tokens of budget (at least 5, at most 100).
+        """
         data = await strict_body(request, SearchRequestBody)  # Litestar's decoding is lax
         check_search_limits(data.query, data.k, synopsis.settings)
-        hits = await synopsis.asearch(data.to_request(synopsis.settings))
-        return [SearchHit.from_hit(hit) for hit in hits]
+        context = data.to_context(synopsis.settings)
+        if context is None:
+            hits = await synopsis.asearch(data.to_request(synopsis.settings))
+            return [SearchHit.from_hit(hit) for hit in hits]
+        found = await synopsis.asearch_context(data.to_request(synopsis.settings), context)
+        return [SearchHit.from_passage(passage) for passage in found.passages]
 
 
 class AskController(Controller):

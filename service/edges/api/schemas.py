@@ -9,9 +9,10 @@ import msgspec
 
 from service.index.records import SourceRecord
 from service.query.answer import Answer, AnswerKind
+from service.query.context import ContextRequest, Expand, Passage, candidates_for
 from service.query.modes import Mode
 from service.query.search import Hit, SearchRequest, search_request
-from service.settings import Settings
+from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, Settings
 
 __all__ = [
     "AnswerToken",
@@ -24,6 +25,7 @@ __all__ = [
     "Readiness",
     "SearchHit",
     "SearchRequestBody",
+    "SectionSpan",
     "SourceItem",
 ]
 
@@ -55,6 +57,25 @@ Distance = Annotated[
 NOT_ONLY_SPACE = (
     r"[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
 )
+ContextTokens = Annotated[
+    int,
+    msgspec.Meta(
+        ge=MIN_CONTEXT_TOKENS,
+        le=MAX_CONTEXT_TOKENS,
+        description="Token budget (cl100k_base) of the hits as context: they are taken best "
+        "first while the whole rendering (each hit's header path, location, summary and "
+        "text) fits; a section too large for what is left comes as its matched chunk. "
+        "Given without `expand`, the hits stay chunks.",
+    ),
+]
+ExpandField = Annotated[
+    Expand,
+    msgspec.Meta(
+        description="`section`: each hit's text is its whole section (the consecutive "
+        "chunks under its header path), each section once, within `max_tokens` "
+        "(SYNOPSIS_SEARCH_MAX_TOKENS, 5000, when not given); `none`: the matched chunk."
+    ),
+]
 Text = Annotated[
     str,
     msgspec.Meta(
@@ -80,13 +101,26 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     title: str | None = None
     max_vector_distance: Distance | None = None
     explain: bool = False
+    expand: ExpandField = "none"
+    max_tokens: ContextTokens | None = None
+
+    def to_context(self, settings: Settings) -> ContextRequest | None:
+        """How the hits become context (None: plain chunks, as without these fields)."""
+        if self.expand == "none" and self.max_tokens is None:
+            return None
+        return ContextRequest(
+            expand=self.expand, max_tokens=self.max_tokens or settings.search_max_tokens
+        )
 
     def to_request(self, settings: Settings) -> SearchRequest:
-        """The core `SearchRequest`, with the settings' defaults filled in."""
+        """The core `SearchRequest`, with the settings' defaults filled in; a budgeted
+        search without `k` looks at as many hits as its budget may hold."""
+        context = self.to_context(settings)
+        default_k = candidates_for(context.max_tokens) if context is not None else None
         return search_request(
             settings,
             self.query,
-            k=self.k or None,
+            k=self.k or default_k,
             mode=self.mode,
             alpha=self.alpha,
             fusion=self.fusion,
@@ -123,11 +157,38 @@ class SearchHit(msgspec.Struct, kw_only=True):
     page_end: int | None = None
     # The section's id in its page: a reader opens `source#anchor` ("" when it has none).
     anchor: str = ""
+    # With `expand` or `max_tokens` only: the tokens the hit took of the budget, and with
+    # `expand: section` which chunks of its section `content` holds.
+    tokens: int | msgspec.UnsetType = msgspec.UNSET
+    section: SectionSpan | msgspec.UnsetType = msgspec.UNSET
 
     @classmethod
     def from_hit(cls, hit: Hit) -> SearchHit:
         """The response form of a core `Hit`."""
-        return cls(**_fields(cls, hit))
+        return cls(**_fields(cls, hit, skip=("tokens", "section")))
+
+    @classmethod
+    def from_passage(cls, passage: Passage) -> SearchHit:
+        """The response form of a hit given as context: `content` is the passage's text."""
+        hit = cls.from_hit(passage.hit)
+        hit.content = passage.content
+        hit.tokens = passage.tokens
+        if passage.expanded:
+            hit.section = SectionSpan(
+                chunk_indexes=list(passage.chunk_indexes),
+                chunks=list(passage.section_chunks),
+                complete=passage.complete,
+            )
+        return hit
+
+
+class SectionSpan(msgspec.Struct, kw_only=True):
+    """The chunks of a hit's section: those its `content` holds, in order, and all of the
+    section's; `complete` is false when only the matched chunk fit the budget."""
+
+    chunk_indexes: list[int]
+    chunks: list[int]
+    complete: bool
 
 
 class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -299,10 +360,15 @@ def _gate(value: float | None, settings: Settings) -> float:
     return settings.max_vector_distance if value is None else value
 
 
-def _fields(struct: type[msgspec.Struct], value: object) -> dict[str, Any]:
-    """The attributes of `value` that `struct` has fields for (copies of lists and dicts)."""
+def _fields(
+    struct: type[msgspec.Struct], value: object, *, skip: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The attributes of `value` that `struct` has fields for (copies of lists and dicts),
+    but those in `skip`."""
     copied: dict[str, Any] = {}
     for name in struct.__struct_fields__:
+        if name in skip:
+            continue
         item = getattr(value, name)
         copied[name] = (
             list(item) if isinstance(item, list) else dict(item) if isinstance(item, dict) else item
