@@ -13,12 +13,16 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-__all__ = ["METADATA_KEYS", "hit_document"]
+__all__ = ["CONTEXT_METADATA_KEYS", "METADATA_KEYS", "hit_document"]
 
 #: The metadata of every Document a retriever returns, in this order.
 METADATA_KEYS = (
     "source", "title", "headers", "chunk_index", "summary", "score", "distance", "anchor",
 )  # fmt: skip
+#: Added after those when the search was budgeted (`max_tokens`) or expanded (`expand`):
+#: the tokens the hit took of the budget, and which chunks of its section it holds
+#: (`chunk_indexes`, `chunks`, `complete`), as POST /search gives them.
+CONTEXT_METADATA_KEYS = ("tokens", "section")
 
 
 def hit_document(hit: Mapping[str, Any]) -> Document:
@@ -26,19 +30,22 @@ def hit_document(hit: Mapping[str, Any]) -> Document:
 
     `distance` may be absent (no vector distance was measured), and `anchor` (the
     section's id in its page: link to `source#anchor`) when it has none; every other field of
-    `METADATA_KEYS`, `id` and `content` must be present (KeyError otherwise).
+    `METADATA_KEYS`, `id` and `content` must be present (KeyError otherwise). The keys of
+    `CONTEXT_METADATA_KEYS` are copied when the hit has them.
     """
-    return Document(
-        id=str(hit["id"]),
-        page_content=hit["content"],
-        metadata={
-            "source": hit["source"],
-            "title": hit["title"],
-            "headers": list(hit["headers"]),
-            "chunk_index": hit["chunk_index"],
-            "summary": hit["summary"],
-            "score": hit["score"],
-            "distance": hit.get("distance"),
-            "anchor": hit.get("anchor") or "",
-        },
-    )
+    document_id, content = str(hit["id"]), hit["content"]
+    metadata: dict[str, Any] = {
+        "source": hit["source"],
+        "title": hit["title"],
+        "headers": list(hit["headers"]),
+        "chunk_index": hit["chunk_index"],
+        "summary": hit["summary"],
+        "score": hit["score"],
+        "distance": hit.get("distance"),
+        "anchor": hit.get("anchor") or "",
+    }
+    for key in CONTEXT_METADATA_KEYS:
+        if hit.get(key) is not None:
+            value = hit[key]
+            metadata[key] = dict(value) if isinstance(value, Mapping) else value
+    return Document(id=document_id, page_content=content, metadata=metadata)

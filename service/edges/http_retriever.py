@@ -40,6 +40,8 @@ _BODY_FIELDS = (
     "header_prefix",
     "title",
     "max_vector_distance",
+    "expand",
+    "max_tokens",
 )
 _REQUEST_ID_HEADER = "X-Request-ID"
 _DETAIL_CHARS = 300
@@ -51,9 +53,11 @@ class HttpSummaryRetriever(BaseRetriever):
     `base_url` is the server's root (`http://host:8000`); `api_key` a read key, sent as
     `Authorization: Bearer` (none for a server without keys). The search fields (`k`,
     `mode`, `alpha`, `fusion`, the filters `source`, `source_prefix`, `header_prefix`,
-    `title`, and the relevance gate `max_vector_distance`) mean what they mean in
-    `POST /search`; each one left None takes the server's setting. `timeout` bounds each
-    request, in seconds.
+    `title`, the relevance gate `max_vector_distance`, and the context options `expand`
+    and `max_tokens`) mean what they mean in `POST /search`; each one left None takes the
+    server's setting. With `expand="section"` each Document is its hit's whole section,
+    and with `max_tokens` the Documents are the hits that fit that budget. `timeout` bounds
+    each request, in seconds.
 
     Without `client` (`async_client`), each call opens and closes its own connection;
     pass a client to reuse its connection pool (the retriever does not close it).
@@ -73,6 +77,9 @@ class HttpSummaryRetriever(BaseRetriever):
     header_prefix: str | None = None
     title: str | None = None
     max_vector_distance: float | None = Field(default=None, ge=0.0, le=2.0)
+    expand: Literal["none", "section"] | None = None
+    # POST /search's bounds (service.settings' MIN/MAX_CONTEXT_TOKENS, not imported here).
+    max_tokens: int | None = Field(default=None, ge=500, le=100_000)
     timeout: float = Field(default=30.0, gt=0.0)
     client: httpx.Client | None = Field(default=None, repr=False, exclude=True)
     async_client: httpx.AsyncClient | None = Field(default=None, repr=False, exclude=True)

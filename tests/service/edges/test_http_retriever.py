@@ -7,20 +7,23 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import httpx
 import msgspec
 import pytest
 from langchain_core.documents import Document
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from service.edges.api.schemas import ErrorBody, SearchHit
-from service.edges.hit_documents import METADATA_KEYS
+from service.edges.hit_documents import CONTEXT_METADATA_KEYS, METADATA_KEYS
 from service.edges.http_retriever import HttpSummaryRetriever
-from service.edges.retriever import hit_to_document
+from service.edges.retriever import hit_to_document, passage_to_document
 from service.errors import RemoteError, SynopsisError
+from service.index.store import SourceChunk
+from service.query.context import ContextRequest, build_context
 from service.query.search import Hit
+from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 
 BASE = "http://synopsis.test:8000"
 KEY = "read-key-123"
@@ -292,3 +295,58 @@ def test_importing_it_loads_neither_weaviate_nor_the_server() -> None:
         "splitters",
         "splitters.errors",
     ]
+
+
+class _SectionOfThree:
+    """The first hit's section is chunks 0-2 of its source; no other hit has one."""
+
+    def section_chunks(
+        self, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[SourceChunk]]:
+        hit = HITS[0]
+        chunks = [
+            SourceChunk(
+                id=f"c{i}",
+                headers=hit.headers,
+                chunk_index=i,
+                content=hit.content if i == hit.chunk_index else f"part {i}",
+                summary=None,
+                summary_pending=False,
+            )
+            for i in range(3)
+        ]
+        return {key: chunks for key in keys if key[0] == hit.source}
+
+
+def test_context_options_reach_the_body_and_give_the_in_process_documents() -> None:
+    context = ContextRequest(expand="section", max_tokens=2000)
+    passages = build_context("q", HITS, _SectionOfThree(), context).passages
+    body = msgspec.json.encode([SearchHit.from_passage(passage) for passage in passages])
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=body)
+
+    documents = _retriever(handler, expand="section", max_tokens=2000).invoke("q")
+
+    assert json.loads(seen[0].content) == {"query": "q", "expand": "section", "max_tokens": 2000}
+    assert documents == [passage_to_document(passage) for passage in passages]
+    first = documents[0]
+    assert first.page_content == f"part 0\n\n{HITS[0].content}\n\npart 2"
+    assert first.metadata["section"] == {
+        "chunk_indexes": [0, 1, 2],
+        "chunks": [0, 1, 2],
+        "complete": True,
+    }
+    assert tuple(first.metadata) == METADATA_KEYS + CONTEXT_METADATA_KEYS
+
+
+@pytest.mark.parametrize("max_tokens", [MIN_CONTEXT_TOKENS - 1, MAX_CONTEXT_TOKENS + 1])
+def test_a_budget_out_of_post_searchs_bounds_is_refused_before_any_request(
+    max_tokens: int,
+) -> None:
+    with pytest.raises(ValidationError, match="max_tokens"):
+        HttpSummaryRetriever(base_url=BASE, max_tokens=max_tokens)
+    for bound in (MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS):
+        assert HttpSummaryRetriever(base_url=BASE, max_tokens=bound).max_tokens == bound
