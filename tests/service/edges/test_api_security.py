@@ -7,6 +7,7 @@ import dataclasses
 import hmac
 import logging
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -115,10 +116,26 @@ def _check_allowed(response: httpx.Response, ok: int) -> None:
         )
 
 
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[tuple[TestClient[Any], FakeSynopsis]]:
+    """One app with keys for the whole matrix (an app per case took most of its time)."""
+    fake = FakeSynopsis()
+    with _client(KEYED, fake) as client:
+        yield client, fake
+
+
+@pytest.fixture(scope="module")
+def open_client() -> Iterator[TestClient[Any]]:
+    """One app without keys."""
+    with _client(Settings()) as client:
+        yield client
+
+
 @pytest.mark.parametrize("credential", CREDENTIALS)
 @pytest.mark.parametrize(("method", "path", "body", "needed", "ok"), ROUTES)
 def test_the_auth_matrix(
     *,
+    keyed: tuple[TestClient[Any], FakeSynopsis],
     method: str,
     path: str,
     body: Any,
@@ -128,9 +145,9 @@ def test_the_auth_matrix(
 ) -> None:
     authorization, granted = credential
     headers = {"Authorization": authorization} if authorization is not None else {}
-    fake = FakeSynopsis()
-    with _client(KEYED, fake) as client:
-        response = client.request(method, path, json=body, headers=headers)
+    client, fake = keyed
+    fake.calls.clear()
+    response = client.request(method, path, json=body, headers=headers)
     expected = _expected(needed, granted, ok)
     assert response.status_code == expected, response.text
     if expected == 401:
@@ -146,12 +163,11 @@ def test_the_auth_matrix(
 
 @pytest.mark.parametrize(("method", "path", "body", "needed", "ok"), ROUTES)
 def test_without_keys_every_route_is_open(
-    method: str, path: str, body: Any, needed: Role, ok: int
+    *, open_client: TestClient[Any], method: str, path: str, body: Any, needed: Role, ok: int
 ) -> None:
-    with _client(Settings()) as client:
-        _check_allowed(client.request(method, path, json=body), ok)
-        wrong = client.request(method, path, json=body, headers={"Authorization": "Bearer x"})
-        _check_allowed(wrong, ok)
+    _check_allowed(open_client.request(method, path, json=body), ok)
+    wrong = open_client.request(method, path, json=body, headers={"Authorization": "Bearer x"})
+    _check_allowed(wrong, ok)
 
 
 @pytest.mark.parametrize(
