@@ -65,12 +65,30 @@ class LoadedCorpus:
     seconds: float
 
 
+#: Set (e.g. to 0.8), every chat reply of the run is sampled at this temperature with a
+#: random seed, through a proxy in front of the stack's Ollama: a run on summaries and
+#: answers other than this machine's, to check that no test depends on the model's wording
+#: (docs/testing.md).
+TEMPERATURE_VARIABLE = "SYNOPSIS_TEST_CHAT_TEMPERATURE"
+
+
 @pytest.fixture(scope="session")
-def settings() -> Settings:
+def settings() -> Iterator[Settings]:
     """Settings of the shared test stack, started if it is local and not running."""
     settings = Settings.from_env()
     ensure_stack(settings)
-    return settings
+    temperature = os.environ.get(TEMPERATURE_VARIABLE)
+    if not temperature:
+        yield settings
+        return
+    from tests.service.holds import ollama_gate, sampled  # noqa: PLC0415
+
+    with ollama_gate(settings.resolved_ollama_url) as gate:
+        gate.rewrite = sampled(float(temperature))
+        # Subprocesses and the in-process CLI read the environment.
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SYNOPSIS_OLLAMA_URL", gate.url)
+            yield dataclasses.replace(settings, ollama_url=gate.url)
 
 
 #: The smallest chat model of the local stack (SmolLM2-135M-Instruct, Q4_1, ~90 MB): the
