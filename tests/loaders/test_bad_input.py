@@ -89,6 +89,9 @@ def test_file_over_the_size_cap_is_refused_without_reading(
     assert str(path) not in opened
 
 
+# Seconds of CPU each (a 20 MB page, 50,000 nested tags): with the corpus tests, out of
+# the unit tier, like the hostile corpus's cases.
+@pytest.mark.corpus
 def test_twenty_megabyte_single_line_page_converts(tmp_path: Path) -> None:
     path = tmp_path / "big.html"
     path.write_bytes(b"<html><body><p>" + b"word and more words " * 990_000 + b"</p></body></html>")
@@ -106,7 +109,7 @@ def test_page_with_too_many_tags_is_refused(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5.0
 
 
-@pytest.mark.parametrize("depth", [5_000, 50_000])
+@pytest.mark.parametrize("depth", [5_000, pytest.param(50_000, marks=pytest.mark.corpus)])
 def test_deeply_nested_html_does_not_crash(tmp_path: Path, depth: int) -> None:
     path = tmp_path / "deep.html"
     body = "<div>" * depth + "<p>deep text</p><pre>  code\n</pre>" + "</div>" * depth
