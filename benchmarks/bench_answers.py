@@ -46,8 +46,14 @@ from service.synopsis import Synopsis
 
 REPORT = Path("docs/answers.md")
 RAW = Path("docs/answers.json")
-#: Question set → collection prefix of its index.
+#: Question set → collection prefix of its index (`--set NAME=PREFIX` chooses others).
 SETS = {"tutorial": ("eval/tutorial.jsonl", ""), "mkdocs": ("eval/mkdocs.jsonl", "Mkdocs")}
+#: Every question set `--set` may name.
+QUESTION_SETS = {
+    "tutorial": "eval/tutorial.jsonl",
+    "mkdocs": "eval/mkdocs.jsonl",
+    "rustbook": "eval/rustbook.jsonl",
+}
 SWEEP = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -232,7 +238,26 @@ def main() -> None:
     parser.add_argument(
         "--recheck", action="store_true", help="Only check the stored replies again."
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=PREFIX",
+        help="Ask question set NAME (tutorial, mkdocs, rustbook) over the index with "
+        "collection prefix PREFIX; repeat for more. Default: the tutorial (no prefix) and "
+        "MkDocs (Mkdocs).",
+    )
+    parser.add_argument(
+        "--report", type=Path, default=REPORT, help="The Markdown file to write the figures to."
+    )
     args = parser.parse_args()
+    if args.set:
+        SETS.clear()
+        for item in args.set:
+            name, _, prefix = item.partition("=")
+            if name not in QUESTION_SETS:
+                parser.error(f"--set {item}: no question set {name!r}")
+            SETS[name] = (QUESTION_SETS[name], prefix)
 
     settings = Settings.from_env()
     records = _load(args.raw)
@@ -283,7 +308,7 @@ def main() -> None:
     ]
     if absent:
         body += ["", "Not measured: " + ", ".join(absent) + "."]
-    write_section(REPORT, "answers", "\n".join(body))
+    write_section(args.report, "answers", "\n".join(body))
     print("\n".join(body))
 
 
