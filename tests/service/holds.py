@@ -120,7 +120,7 @@ class OllamaGate:
         # Rewrites a request's body before it is sent on (e.g. `sampled`); None: as is.
         self.rewrite: Callable[[str, bytes], bytes] | None = None
         self.held = threading.Event()  # set once a request waits
-        self.passed: list[str] = []  # paths of the requests answered, in order
+        self.passed: list[str] = []  # paths of the requests the server answered, in order
         self._released = threading.Event()
         self._http = httpx.Client(base_url=self.upstream, timeout=HOLD_SECONDS)
         gate = self
@@ -183,6 +183,7 @@ class OllamaGate:
             handler.close_connection = True  # as a dead server would: no answer
             return
         data = answer.content
+        self.passed.append(handler.path)  # answered by the server, before the client sees it
         try:
             handler.send_response(answer.status_code)
             if "Content-Type" in answer.headers:
@@ -193,8 +194,6 @@ class OllamaGate:
                 handler.wfile.write(data)
         except OSError:  # the client is gone (a killed process): nothing to answer
             handler.close_connection = True
-            return
-        self.passed.append(handler.path)
 
 
 def chat_after(gate: OllamaGate, count: int) -> Match:
