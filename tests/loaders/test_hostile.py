@@ -95,6 +95,9 @@ def _check(case: str, source: str, outcome: str, chunks: int, reasons: list[str]
         assert reasons == []
 
 
+# The cases take about a minute of CPU (20 MB pages, 10,000-page PDFs): corpus tests, not
+# the unit tier.
+@pytest.mark.corpus
 @pytest.mark.parametrize("case", [case for case in EXPECTED if case not in MEMORY_BOUND_MB])
 def test_case_ends_quickly_with_a_reason_or_bounded_chunks(
     case: str, server: HostileServer, tmp_path: Path
@@ -106,6 +109,7 @@ def test_case_ends_quickly_with_a_reason_or_bounded_chunks(
     assert outcome.seconds < 30.0
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("case", list(MEMORY_BOUND_MB))
 def test_case_memory_is_bounded_in_a_process_of_its_own(case: str, server: HostileServer) -> None:
     done = subprocess.run(
