@@ -17,7 +17,8 @@ __all__ = ["CONTEXT_METADATA_KEYS", "METADATA_KEYS", "hit_document"]
 
 #: The metadata of every Document a retriever returns, in this order.
 METADATA_KEYS = (
-    "source", "title", "headers", "chunk_index", "summary", "score", "distance", "anchor",
+    "source", "title", "headers", "chunk_index", "summary", "summary_kind", "summary_model",
+    "score", "distance", "anchor",
 )  # fmt: skip
 #: Added after those when the search was budgeted (`max_tokens`) or expanded (`expand`):
 #: the tokens the hit took of the budget, and which chunks of its section it holds
@@ -28,9 +29,11 @@ CONTEXT_METADATA_KEYS = ("tokens", "section")
 def hit_document(hit: Mapping[str, Any]) -> Document:
     """The original chunk of `hit` (a hit's fields by name), with its provenance.
 
-    `distance` may be absent (no vector distance was measured), and `anchor` (the
-    section's id in its page: link to `source#anchor`) when it has none; every other field of
-    `METADATA_KEYS`, `id` and `content` must be present (KeyError otherwise). The keys of
+    `distance` may be absent (no vector distance was measured), `anchor` (the
+    section's id in its page: link to `source#anchor`) when it has none, and
+    `summary_kind`/`summary_model` (what the summary is: "generated" by that chat model, or
+    "extractive") from a server older than them; every other field of `METADATA_KEYS`,
+    `id` and `content` must be present (KeyError otherwise). The keys of
     `CONTEXT_METADATA_KEYS` are copied when the hit has them.
     """
     document_id, content = str(hit["id"]), hit["content"]
@@ -40,6 +43,8 @@ def hit_document(hit: Mapping[str, Any]) -> Document:
         "headers": list(hit["headers"]),
         "chunk_index": hit["chunk_index"],
         "summary": hit["summary"],
+        "summary_kind": hit.get("summary_kind"),
+        "summary_model": hit.get("summary_model"),
         "score": hit["score"],
         "distance": hit.get("distance"),
         "anchor": hit.get("anchor") or "",

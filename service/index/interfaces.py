@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from service.index.records import (
     ChunkPlace,
     OriginalRecord,
+    ShownSummary,
     SourceRecord,
     StoredOriginal,
     SummaryAttachment,
@@ -34,7 +35,7 @@ class SearchStore(Protocol):
 
     def search_summaries(self, query: HybridQuery) -> list[Match]: ...
 
-    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, str]: ...
+    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, ShownSummary]: ...
 
     def hit_originals(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
 

@@ -18,9 +18,11 @@ __all__ = [
     "CONTEXT_VECTOR",
     "SUMMARY_VECTOR",
     "OriginalRecord",
+    "ShownSummary",
     "SourceRecord",
     "StoredOriginal",
     "SummaryAttachment",
+    "SummaryKind",
     "SummaryRecord",
     "SummaryVector",
     "context_text",
@@ -39,6 +41,28 @@ CONTEXT_VECTOR = "context"
 
 #: The vector of its summary that `joint` search reads for a chunk.
 SummaryVector = Literal["context", "summary"]
+
+#: What a summary is, as every edge shows it: written by a chat model ("generated"; the
+#: store says "llm"), or quoted from its chunk by the guard's fallback ("extractive").
+SummaryKind = Literal["generated", "extractive"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShownSummary:
+    """A summary as it is shown with its chunk: its text, its kind, and the chat model
+    that wrote it (None for an extractive one)."""
+
+    text: str
+    kind: SummaryKind
+    model: str | None
+
+    @classmethod
+    def of(cls, text: str, *, stored_kind: str, model: str) -> ShownSummary:
+        """From what the store keeps: kind "llm" or "extractive" and the model's name
+        (an extractive summary records the configured model too; it did not write it)."""
+        if stored_kind == "extractive":
+            return cls(text=text, kind="extractive", model=None)
+        return cls(text=text, kind="generated", model=model or None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +138,7 @@ class SummaryAttachment:
     the `context` vector (summary and chunk embedded together).
 
     `text` is empty and both vectors are the chunk's own when the summary was filtered out.
+    `kind` and `model` are the summary's (shown with the chunk either way).
     """
 
     original_id: uuid.UUID
@@ -122,6 +147,8 @@ class SummaryAttachment:
     vector: list[float]
     context_vector: list[float]
     similarity: float
+    kind: str = "llm"
+    model: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

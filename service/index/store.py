@@ -23,10 +23,11 @@ Python keywords and must stay searchable.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,9 +55,11 @@ from service.index.records import (
     SUMMARY_VECTOR,
     ChunkPlace,
     OriginalRecord,
+    ShownSummary,
     SourceRecord,
     StoredOriginal,
     SummaryAttachment,
+    SummaryKind,
     SummaryRecord,
     SummaryVector,
     header_path,
@@ -74,6 +77,7 @@ __all__ = [
     "SourceChunk",
     "Store",
     "SummaryUse",
+    "attached_summary",
 ]
 
 #: The layout of the collections; one built with another layout is refused (re-index).
@@ -92,10 +96,11 @@ _FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 CHUNK_KEYWORD_PROPERTIES = ("content", "headers", "identifiers")
 
 #: What a search hit shows of an original.
-# "summary" is the attached summary's text (empty while pending or filtered out).
+# "summary" is the attached summary's text (empty while pending or filtered out), with its
+# kind ("llm" or "extractive") and model (empty in an index built before they were kept).
 ORIGINAL_HIT_PROPERTIES = [
-    "content", "source", "title", "headers", "chunk_index", "summary", "page_start", "page_end",
-    "anchor",
+    "content", "source", "title", "headers", "chunk_index", "summary", "summary_kind",
+    "summary_model", "page_start", "page_end", "anchor",
 ]  # fmt: skip
 
 
@@ -168,6 +173,9 @@ class SourceChunk:
     page_start: int | None = None
     page_end: int | None = None
     anchor: str = ""
+    # What the summary is: "generated" (by `summary_model`) or "extractive"; None with it.
+    summary_kind: SummaryKind | None = None
+    summary_model: str | None = None
 
 
 class Store:
@@ -581,23 +589,28 @@ class Store:
             query,
             target=None,
             query_properties=["summary", "headers", "identifiers"],
-            return_properties=["summary", "original_id"],
+            return_properties=["summary", "original_id", "kind", "model"],
         )
 
-    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, str]:
-        """The stored summary text of each of these originals (those that have one)."""
+    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, ShownSummary]:
+        """The stored summary of each of these originals (those that have one), with its
+        kind and model."""
         if not original_ids:
             return {}
         try:
             result = self.summaries.query.fetch_objects(
                 filters=Filter.by_property("original_id").contains_any(list(original_ids)),
                 limit=len(original_ids) * 2,
-                return_properties=["summary", "original_id"],
+                return_properties=["summary", "original_id", "kind", "model"],
             )
         except Exception as exc:
             raise StoreError(f"reading the summaries of the hits failed: {exc}") from exc
         return {
-            str(obj.properties["original_id"]): str(obj.properties.get("summary") or "")
+            str(obj.properties["original_id"]): ShownSummary.of(
+                str(obj.properties.get("summary") or ""),
+                stored_kind=str(obj.properties.get("kind") or "llm"),
+                model=str(obj.properties.get("model") or ""),
+            )
             for obj in result.objects
         }
 
@@ -682,7 +695,19 @@ class Store:
             offset=offset,
             return_properties=_SOURCE_CHUNK_PROPERTIES,
         )
-        return [_source_chunk(obj) for obj in result.objects], total or 0
+        chunks = [_source_chunk(obj) for obj in result.objects]
+        # Chunks of an index built before they kept their summary's kind: read it there.
+        legacy = [chunk.id for chunk in chunks if chunk.summary and chunk.summary_kind is None]
+        known = self.summaries_of(legacy) if legacy else {}
+        chunks = [
+            dataclasses.replace(
+                chunk, summary_kind=known[chunk.id].kind, summary_model=known[chunk.id].model
+            )
+            if chunk.id in known
+            else chunk
+            for chunk in chunks
+        ]
+        return chunks, total or 0
 
     def section_chunks(
         self, keys: Sequence[tuple[str, str]]
@@ -849,6 +874,8 @@ class Store:
                         "summary_id": str(item.summary_id),
                         "summary_pending": False,
                         "summary_similarity": item.similarity,
+                        "summary_kind": item.kind,
+                        "summary_model": item.model,
                     },
                     vector={SUMMARY_VECTOR: item.vector, CONTEXT_VECTOR: item.context_vector},
                 )
@@ -941,13 +968,15 @@ class Store:
 
 
 _SOURCE_CHUNK_PROPERTIES = [
-    "headers", "chunk_index", "content", "summary", "summary_pending", "page_start", "page_end",
-    "anchor",
+    "headers", "chunk_index", "content", "summary", "summary_pending", "summary_kind",
+    "summary_model", "page_start", "page_end", "anchor",
 ]  # fmt: skip
 
 
 def _source_chunk(obj: Any) -> SourceChunk:
-    """A stored original as a reader browses it (`_SOURCE_CHUNK_PROPERTIES` returned)."""
+    """A stored original as a reader browses it (`_SOURCE_CHUNK_PROPERTIES` returned);
+    its summary's kind is None when the index did not keep it on the chunk."""
+    shown = attached_summary(obj.properties)
     return SourceChunk(
         id=str(obj.uuid),
         headers=list(obj.properties.get("headers") or []),
@@ -958,7 +987,20 @@ def _source_chunk(obj: Any) -> SourceChunk:
         page_start=_optional_int(obj.properties.get("page_start")),
         page_end=_optional_int(obj.properties.get("page_end")),
         anchor=str(obj.properties.get("anchor") or ""),
+        summary_kind=shown.kind if shown else None,
+        summary_model=shown.model if shown else None,
     )
+
+
+def attached_summary(properties: Mapping[str, Any]) -> ShownSummary | None:
+    """The summary attached to an original, from the original's properties: None when it
+    has none (pending or filtered out), and when its index was built before chunks kept
+    their summary's kind (`summaries_of` reads it from the summary then)."""
+    text = str(properties.get("summary") or "")
+    kind = str(properties.get("summary_kind") or "")
+    if not text or not kind:
+        return None
+    return ShownSummary.of(text, stored_kind=kind, model=str(properties.get("summary_model") or ""))
 
 
 def _source_uuid(source: str) -> uuid.UUID:
@@ -995,7 +1037,12 @@ def _filters(filters: SearchFilters) -> Any:
 
 #: Properties of OriginalDocuments added after collections were first built; an existing
 #: collection gets them when it is next opened for writing (`ensure_schema`).
-_ADDED_ORIGINAL_PROPERTIES = (stored_text("anchor"),)
+_ADDED_ORIGINAL_PROPERTIES = (
+    stored_text("anchor"),
+    # The attached summary's kind ("llm" or "extractive") and model, shown with each hit.
+    stored_text("summary_kind"),
+    stored_text("summary_model"),
+)
 
 
 def _filter_only(name: str) -> Property:

@@ -106,6 +106,8 @@ def attachment(
         vector=summary.vector if attached else content_vector,
         context_vector=context_vector if attached else content_vector,
         similarity=summary.similarity,
+        kind=summary.kind,
+        model=summary.model,
     )
 
 

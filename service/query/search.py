@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from service.errors import SearchError
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import SearchStore
-from service.index.records import CONTENT_VECTOR, SummaryVector
-from service.index.store import HybridQuery, Match, SearchFilters, SummaryUse
+from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryKind, SummaryVector
+from service.index.store import HybridQuery, Match, SearchFilters, SummaryUse, attached_summary
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 from service.settings import MAX_K
@@ -154,7 +154,8 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
 
 @dataclass(frozen=True, kw_only=True)
 class Hit:
-    """One original returned by a search, with the summary that matched it (if any)."""
+    """One original returned by a search, with the summary that matched it (if any), and
+    what that summary is: `summary_kind` "generated" (by `summary_model`) or "extractive"."""
 
     id: str
     source: str
@@ -172,6 +173,8 @@ class Hit:
     page_end: int | None = None
     # The section's id in its page (HTML with ids; Markdown `{#id}` headers), else "".
     anchor: str = ""
+    summary_kind: SummaryKind | None = None  # None without a summary
+    summary_model: str | None = None  # the chat model that wrote a generated summary
 
     @property
     def location(self) -> str:
@@ -188,6 +191,8 @@ class Hit:
             "chunk_index": self.chunk_index,
             "content": self.content,
             "summary": self.summary,
+            "summary_kind": self.summary_kind,
+            "summary_model": self.summary_model,
             "score": round(self.score, 6),
             "leg": self.leg,
         }
@@ -245,14 +250,15 @@ class Searcher:
         return self._attach_summaries(_fuse(summary_hits, originals, request))
 
     def _attach_summaries(self, hits: list[Hit]) -> list[Hit]:
-        """Give each hit found through its chunk the stored summary of that chunk."""
-        missing = [hit.id for hit in hits if hit.summary is None]
+        """Give each hit found through its chunk the stored summary of that chunk (one
+        filtered out, and the kind of one in an index that did not keep it on the chunk)."""
+        missing = [hit.id for hit in hits if hit.summary is None or hit.summary_kind is None]
         if not missing:
             return hits
         summaries = self.store.summaries_of(missing)
         return [
-            dataclasses.replace(hit, summary=summaries[hit.id])
-            if hit.summary is None and hit.id in summaries
+            _with_summary(hit, summaries[hit.id])
+            if hit.id in missing and hit.id in summaries
             else hit
             for hit in hits
         ]
@@ -278,7 +284,11 @@ class Searcher:
             _hit(
                 original_id,
                 originals[original_id],
-                summary=str(match.properties.get("summary") or ""),
+                summary=ShownSummary.of(
+                    str(match.properties.get("summary") or ""),
+                    stored_kind=str(match.properties.get("kind") or "llm"),
+                    model=str(match.properties.get("model") or ""),
+                ),
                 score=match.score,
                 leg="summaries",
                 distance=distance,
@@ -315,7 +325,7 @@ class Searcher:
                     match.properties,
                     # The attached summary comes with the chunk; only a filtered-out one
                     # is fetched from SummarizedDocuments (`_attach_summaries`).
-                    summary=str(match.properties.get("summary") or "") or None,
+                    summary=attached_summary(match.properties),
                     score=match.score,
                     leg=leg,
                     distance=distance,
@@ -351,11 +361,17 @@ def _fuse(summary_hits: list[Hit], original_hits: list[Hit], request: SearchRequ
     ]
 
 
+def _with_summary(hit: Hit, summary: ShownSummary) -> Hit:
+    return dataclasses.replace(
+        hit, summary=summary.text, summary_kind=summary.kind, summary_model=summary.model
+    )
+
+
 def _hit(
     object_id: str,
     properties: dict[str, Any],
     *,
-    summary: str | None,
+    summary: ShownSummary | None,
     score: float,
     leg: str,
     distance: float | None,
@@ -368,7 +384,9 @@ def _hit(
         headers=list(properties.get("headers") or []),
         chunk_index=int(properties.get("chunk_index") or 0),
         content=str(properties.get("content") or ""),
-        summary=summary,
+        summary=summary.text if summary else None,
+        summary_kind=summary.kind if summary else None,
+        summary_model=summary.model if summary else None,
         score=score,
         leg=leg,
         distance=distance,

@@ -24,6 +24,7 @@ from service.index.records import (
     SUMMARY_VECTOR,
     ChunkPlace,
     OriginalRecord,
+    ShownSummary,
     SourceRecord,
     StoredOriginal,
     SummaryAttachment,
@@ -260,9 +261,9 @@ class MemoryStore:
             "anchor": record.anchor,
         }
 
-    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, str]:
+    def summaries_of(self, original_ids: Sequence[str]) -> dict[str, ShownSummary]:
         return {
-            str(s.original_id): s.summary
+            str(s.original_id): ShownSummary.of(s.summary, stored_kind=s.kind, model=s.model)
             for s in self.summaries.values()
             if str(s.original_id) in original_ids
         }

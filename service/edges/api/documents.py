@@ -39,7 +39,7 @@ from loaders.formats import CONTENT_TYPES_BY_SUFFIX
 from service.edges.api.bodies import decode_body, invalid_body
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
-from service.edges.api.schemas import DeletedSource
+from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
 from service.index.records import SourceRecord
@@ -208,6 +208,8 @@ class ChunkView(msgspec.Struct, kw_only=True):
     headers: list[str]
     content: str
     summary: str | None
+    summary_kind: SummaryKindField | None = None
+    summary_model: SummaryModelField | None = None
     summary_pending: bool
     page_start: int | None = None
     page_end: int | None = None
@@ -223,6 +225,8 @@ class ChunkView(msgspec.Struct, kw_only=True):
             content=chunk.content,
             summary=chunk.summary,
             summary_pending=chunk.summary_pending,
+            summary_kind=chunk.summary_kind,
+            summary_model=chunk.summary_model,
             page_start=chunk.page_start,
             page_end=chunk.page_end,
             anchor=chunk.anchor,

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from service.index.records import SourceRecord
+from service.index.records import SourceRecord, SummaryKind
 from service.query.answer import Answer, AnswerKind
 from service.query.context import ContextRequest, Expand, Passage, candidates_for
 from service.query.modes import Mode
@@ -27,6 +27,8 @@ __all__ = [
     "SearchRequestBody",
     "SectionSpan",
     "SourceItem",
+    "SummaryKindField",
+    "SummaryModelField",
 ]
 
 # Upper bounds are settings (SYNOPSIS_API_MAX_K, SYNOPSIS_API_MAX_QUERY_CHARS), checked in
@@ -133,6 +135,22 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
         )
 
 
+#: What a summary shown with a chunk is (search hits, a document's chunks).
+SummaryKindField = Annotated[
+    SummaryKind,
+    msgspec.Meta(
+        description="What `summary` is: generated (written by the chat model "
+        "`summary_model`) or extractive (quoted from the chunk: the header path, its lead "
+        "sentences and names, stored when the summary guard rejected the model's "
+        "summaries); null without a summary."
+    ),
+]
+SummaryModelField = Annotated[
+    str,
+    msgspec.Meta(description="The chat model that wrote a generated summary; else null."),
+]
+
+
 class SearchHit(msgspec.Struct, kw_only=True):
     """One original chunk, with its summary (null while its chunk has none yet).
 
@@ -148,6 +166,8 @@ class SearchHit(msgspec.Struct, kw_only=True):
     chunk_index: int
     content: str
     summary: str | None
+    summary_kind: SummaryKindField | None = None
+    summary_model: SummaryModelField | None = None
     score: float
     leg: str
     distance: float | None = None

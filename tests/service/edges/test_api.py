@@ -45,6 +45,8 @@ HIT = Hit(
     chunk_index=2,
     content="for i in range(3): ...",
     summary="How to loop with range().",
+    summary_kind="generated",
+    summary_model="smollm2-135m-instruct",
     score=0.9,
     leg="summaries",
     distance=0.25,
@@ -58,6 +60,8 @@ HIT_JSON = {
     "chunk_index": 2,
     "content": "for i in range(3): ...",
     "summary": "How to loop with range().",
+    "summary_kind": "generated",
+    "summary_model": "smollm2-135m-instruct",
     "score": 0.9,
     "leg": "summaries",
     "distance": 0.25,
@@ -264,7 +268,15 @@ def test_search_passes_every_field(client: TestClient[Any], fake: FakeSynopsis) 
 
 def test_a_hit_without_distance_or_scores_has_null_and_empty() -> None:
     fake = FakeSynopsis()
-    bare = dataclasses.replace(HIT, summary=None, leg="originals", distance=None, scores={})
+    bare = dataclasses.replace(
+        HIT,
+        summary=None,
+        summary_kind=None,
+        summary_model=None,
+        leg="originals",
+        distance=None,
+        scores={},
+    )
 
     async def asearch(request: SearchRequest) -> list[Hit]:
         return [bare]
@@ -278,6 +290,7 @@ def test_a_hit_without_distance_or_scores_has_null_and_empty() -> None:
         None,
         {},
     )
+    assert (hit["summary_kind"], hit["summary_model"]) == (None, None)
 
 
 @pytest.mark.parametrize(

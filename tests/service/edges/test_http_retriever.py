@@ -37,6 +37,8 @@ HITS = [
         chunk_index=1,
         content="## Configuring the cache\n\nSet `cache_dir` in `quill.toml`.",
         summary="Explains where Quillmark keeps its cache and how to move it.",
+        summary_kind="generated",
+        summary_model="qwen2.5-coder-1.5b-instruct",
         score=0.8123456789012345,  # more digits than Hit.to_dict keeps: nothing may round
         leg="summaries",
         distance=0.2345678901234567,
@@ -101,6 +103,8 @@ def test_documents_equal_the_in_process_retrievers() -> None:
             "headers": ["Quillmark", "Configuring the cache"],
             "chunk_index": 1,
             "summary": "Explains where Quillmark keeps its cache and how to move it.",
+            "summary_kind": "generated",
+            "summary_model": "qwen2.5-coder-1.5b-instruct",
             "score": 0.8123456789012345,
             "distance": 0.2345678901234567,
             "anchor": "",

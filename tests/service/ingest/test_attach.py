@@ -92,6 +92,9 @@ def test_attachment_keeps_or_filters_by_similarity(
         vector=expected[1],
         context_vector=expected[2],
         similarity=0.707107,
+        # What the summary is goes with it either way (shown with the chunk).
+        kind="llm",
+        model="m",
     )
 
 

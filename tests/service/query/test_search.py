@@ -79,7 +79,9 @@ def test_fuse_of_empty_legs_is_empty() -> None:
 
 
 def test_hit_to_dict_has_the_documented_keys() -> None:
-    hit = dataclasses.replace(SUMMARY_LEG[0], scores={"summaries": 1.0})
+    hit = dataclasses.replace(
+        SUMMARY_LEG[0], scores={"summaries": 1.0}, summary_kind="generated", summary_model="m"
+    )
     assert hit.to_dict() == {
         "id": "A",
         "source": "doc.md",
@@ -88,6 +90,8 @@ def test_hit_to_dict_has_the_documented_keys() -> None:
         "chunk_index": 0,
         "content": "content A",
         "summary": "summary A",
+        "summary_kind": "generated",
+        "summary_model": "m",
         "score": 1.0,
         "leg": "summaries",
         "distance": 0.3,

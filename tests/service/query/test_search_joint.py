@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from langchain_core.embeddings import Embeddings
 
 from service.errors import SearchError
+from service.index.records import OriginalRecord, SummaryRecord
 from service.index.store import Match, SummaryUse
 from service.models.embed import Embedder
 from service.query.search import Searcher, SearchRequest
@@ -142,3 +145,64 @@ def test_a_chunk_far_from_the_query_is_gated_however_near_its_summary(mode: str)
     searcher, _ = _searcher([match])
     request = SearchRequest(query="q", k=2, mode=mode, max_vector_distance=0.5)  # type: ignore[arg-type]
     assert searcher.search(request) == []
+
+
+def _summary(original: str, text: str, kind: str, model: str) -> SummaryRecord:
+    return SummaryRecord(
+        id=uuid.uuid4(),
+        original_id=uuid.UUID(original),
+        source="s",
+        title="",
+        headers=["H"],
+        summary=text,
+        content_hash="",
+        model=model,
+        prompt_version="v2",
+        kind=kind,
+    )
+
+
+IDS = [str(uuid.UUID(int=n)) for n in range(4)]
+
+
+@pytest.mark.parametrize("mode", ["joint", "originals"])
+def test_every_hit_says_what_its_summary_is(mode: str) -> None:
+    props = {"content": "x", "source": "s", "headers": ["H"], "chunk_index": 0}
+    matches = [
+        # Attached, with its kind kept on the chunk.
+        Match(id=IDS[0], properties={**props, "summary": "gen", "summary_kind": "llm",
+                                     "summary_model": "smol"}, score=1.0),
+        Match(id=IDS[1], properties={**props, "summary": "ext", "summary_kind": "extractive",
+                                     "summary_model": "smol"}, score=0.9),
+        # Attached in an index built before chunks kept the kind: read from the summary.
+        Match(id=IDS[2], properties={**props, "summary": "old"}, score=0.8),
+        # Filtered out (not attached): the summary is fetched, with its kind.
+        Match(id=IDS[3], properties={**props, "summary": "", "summary_kind": "llm"}, score=0.7),
+    ]  # fmt: skip
+    searcher, store = _searcher(matches)
+    for original, text, kind in ((IDS[2], "old", "llm"), (IDS[3], "filtered", "llm")):
+        summary = _summary(original, text, kind, "qwen")
+        store.summaries[summary.id] = summary
+    hits = searcher.search(SearchRequest(query="q", k=4, mode=mode))  # type: ignore[arg-type]
+    assert [(h.summary, h.summary_kind, h.summary_model) for h in hits] == [
+        ("gen", "generated", "smol"),
+        ("ext", "extractive", None),
+        ("old", "generated", "qwen"),
+        ("filtered", "generated", "qwen"),
+    ]
+
+
+def test_a_hit_of_the_summary_leg_says_what_its_summary_is() -> None:
+    match = Match(
+        id="m",
+        properties={"summary": "quoted", "original_id": IDS[0], "kind": "extractive",
+                    "model": "smol"},
+        score=1.0,
+    )  # fmt: skip
+    searcher, store = _searcher([match])
+    store.originals[uuid.UUID(IDS[0])] = OriginalRecord(
+        id=uuid.UUID(IDS[0]), source="s", title="", headers=["H"], chunk_index=0,
+        content="x", content_hash="",
+    )  # fmt: skip
+    [hit] = searcher.search(SearchRequest(query="q", mode="summaries"))
+    assert (hit.summary, hit.summary_kind, hit.summary_model) == ("quoted", "extractive", None)
