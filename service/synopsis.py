@@ -255,17 +255,23 @@ class Synopsis:
         )
 
     def reattach(self) -> ReattachReport:
-        """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to every stored summary again (no LLM
-        call; each attached summary is embedded with its chunk). An index built before
-        chunks had `context` vectors gets them."""
+        """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY and, with the summary guard on, the
+        faithfulness check to every stored summary again (no LLM call; a generated summary
+        the check flags is replaced by its extractive one; each attached summary is
+        embedded with its chunk). An index built before chunks had `context` vectors gets
+        them."""
         from service.ingest.attach import reattach, upgrade_context
+        from service.ingest.quality import QualityThresholds
 
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
         self.store.check_embedding(embedding_model=self.embedder.model)
         threshold = self.settings.summary_min_similarity
-        upgraded = upgrade_context(self.store, embedder=self.embedder, min_similarity=threshold)
-        return upgraded or reattach(self.store, embedder=self.embedder, min_similarity=threshold)
+        upgrade_context(self.store, embedder=self.embedder, min_similarity=threshold)
+        guard = (
+            QualityThresholds.from_settings(self.settings) if self.settings.summary_guard else None
+        )
+        return reattach(self.store, embedder=self.embedder, min_similarity=threshold, guard=guard)
 
     def reindex(
         self, from_prefix: str, *, on_progress: Callable[[str], None] | None = None

@@ -636,10 +636,11 @@ def summarize(settings: Settings, source: str, style: str, as_json: bool) -> Non
 @main.command("resummarize")
 @click.option(
     "--kind",
-    type=click.Choice(["extractive", "llm", "all"]),
+    type=click.Choice(["extractive", "llm", "invented", "all"]),
     default="extractive",
     show_default=True,
-    help="Which stored summaries to regenerate: the extractive fallbacks, the LLM ones, or all.",
+    help="Which stored summaries to regenerate: the extractive fallbacks, the LLM ones, the "
+    "LLM ones that the summary guard's faithfulness check flags now, or all.",
 )
 @click.option(
     "--model",
@@ -666,9 +667,13 @@ def resummarize(settings: Settings, kind: str, model: str | None) -> None:
 @click.pass_obj
 @_one_line_errors
 def reattach(settings: Settings) -> None:
-    """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY to the stored summaries again (no LLM call).
+    """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY and the faithfulness check to the stored
+    summaries again (no LLM call).
 
-    Each summary is attached to its chunk (its text joins the chunk's BM25, its vector the
+    With the summary guard on (SYNOPSIS_SUMMARY_GUARD), a generated summary that states
+    what its chunk does not say is replaced by the chunk's extractive summary (reason
+    "invented"; `resummarize --kind extractive` writes new ones with the model). Each
+    summary is attached to its chunk (its text joins the chunk's BM25, its vector the
     chunk's `summary` vector, and the summary embedded with the chunk its `context`
     vector: one embedding each) or, below the threshold, left out. An index built before
     chunks had `context` vectors gets them.

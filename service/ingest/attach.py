@@ -15,6 +15,7 @@ it). `joint` search reads the `context` vector by default (docs/eval.md).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 from collections.abc import Mapping, Sequence
@@ -28,8 +29,10 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
     context_text,
+    indexed_text,
 )
-from service.ingest.summarize import SummaryResult
+from service.ingest.quality import QualityThresholds, detect_invented, extractive_summary
+from service.ingest.summarize import SummaryResult, clean_for_prompt
 
 __all__ = [
     "DocumentEmbedder",
@@ -38,6 +41,7 @@ __all__ = [
     "attachments",
     "cosine_similarity",
     "reattach",
+    "replace_invented",
     "summary_record",
 ]
 
@@ -144,13 +148,57 @@ class ReattachReport:
     attached: int  # summaries given to their chunk
     filtered: int  # summaries below the threshold: their chunk searched by itself
     orphans: int  # summaries whose original is gone (left for the next ingest)
+    # Generated summaries the faithfulness check flagged, replaced by extractive ones.
+    replaced: int = 0
 
     def summary_line(self) -> str:
         """One line for the end of `synopsis reattach`."""
         return (
             f"{self.attached} summaries attached, {self.filtered} filtered out, "
-            f"{self.orphans} without original"
+            f"{self.orphans} without original, {self.replaced} generated ones replaced by "
+            "extractive ones (invented)"
         )
+
+
+def replace_invented(
+    summaries: Sequence[SummaryRecord],
+    originals: Mapping[uuid.UUID, OriginalRecord],
+    *,
+    embedder: DocumentEmbedder,
+    guard: QualityThresholds,
+) -> list[SummaryRecord]:
+    """The generated summaries among `summaries` that the faithfulness check flags
+    (`detect_invented`, with `guard`'s bounds), as the extractive summaries that replace
+    them: same id, kind "extractive", "invented" added to their reason, embedded and
+    scored again (one embedding each; no LLM call)."""
+    replaced: list[SummaryRecord] = []
+    for summary in summaries:
+        original = originals.get(summary.original_id)
+        if summary.kind != "llm" or original is None:
+            continue
+        view = clean_for_prompt(original.content)
+        if not detect_invented(
+            summary.summary, view, original.headers, guard, title=original.title
+        ):
+            continue
+        reasons = [reason for reason in summary.reason.split(",") if reason]
+        replaced.append(
+            dataclasses.replace(
+                summary,
+                summary=extractive_summary(view, original.headers),
+                kind="extractive",
+                reason=",".join(dict.fromkeys([*reasons, "invented"])),
+            )
+        )
+    vectors = embedder.embed_documents([indexed_text(s.headers, s.summary) for s in replaced])
+    return [
+        dataclasses.replace(
+            summary,
+            vector=vector,
+            similarity=round(cosine_similarity(vector, originals[summary.original_id].vector), 6),
+        )
+        for summary, vector in zip(replaced, vectors, strict=True)
+    ]
 
 
 def reattach(
@@ -159,24 +207,38 @@ def reattach(
     embedder: DocumentEmbedder,
     min_similarity: float,
     batch_size: int = 200,
+    guard: QualityThresholds | None = None,
 ) -> ReattachReport:
     """Apply `min_similarity` to every stored summary again, without any LLM call: each
-    is attached to its chunk (its context vector embedded again), or filtered out."""
+    is attached to its chunk (its context vector embedded again), or filtered out.
+
+    With a `guard`, the faithfulness check is applied first: a generated summary it flags
+    is replaced by its chunk's extractive summary (`replace_invented`)."""
     summaries = store.list_summaries(with_vectors=True)
-    attached = filtered = orphans = 0
+    attached = filtered = orphans = replaced = 0
     for start in range(0, len(summaries), batch_size):
         batch = summaries[start : start + batch_size]
         originals = store.originals_by_id((s.original_id for s in batch), with_vectors=True)
+        if guard is not None:
+            fallbacks = replace_invented(batch, originals, embedder=embedder, guard=guard)
+            store.write_summaries(fallbacks)
+            replaced += len(fallbacks)
+            by_id = {summary.id: summary for summary in fallbacks}
+            batch = [by_id.get(summary.id, summary) for summary in batch]
         items = attachments(batch, originals, embedder=embedder, min_similarity=min_similarity)
         orphans += len(batch) - len(items)
         attached += sum(bool(item.text) for item in items)
         filtered += sum(not item.text for item in items)
         store.attach_summaries(items)
-    return ReattachReport(attached=attached, filtered=filtered, orphans=orphans)
+    return ReattachReport(attached=attached, filtered=filtered, orphans=orphans, replaced=replaced)
 
 
 def upgrade_context(
-    store: IngestStore, *, embedder: DocumentEmbedder, min_similarity: float
+    store: IngestStore,
+    *,
+    embedder: DocumentEmbedder,
+    min_similarity: float,
+    guard: QualityThresholds | None = None,
 ) -> ReattachReport | None:
     """Give an index built before `context` vectors existed (layout 2) one for every
     chunk: its content vector, then each attached summary's (as `reattach`, no LLM
@@ -184,6 +246,6 @@ def upgrade_context(
     if store.has_context_vectors():
         return None
     store.add_context_vector()
-    report = reattach(store, embedder=embedder, min_similarity=min_similarity)
+    report = reattach(store, embedder=embedder, min_similarity=min_similarity, guard=guard)
     store.mark_context_vectors()
     return report

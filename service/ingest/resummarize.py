@@ -1,7 +1,9 @@
 """Regenerate stored summaries in place, without re-ingesting their sources.
 
 `synopsis resummarize --kind extractive` rewrites the fallbacks once a better model is
-configured; `--model M` uses another chat model. The originals are read from Weaviate,
+configured; `--kind invented` rewrites the generated summaries that the faithfulness
+check flags now (an index summarized before the check existed); `--model M` uses another
+chat model. The originals are read from Weaviate,
 summarized again (under the guard, if the summarizer has one) and embedded; each new
 summary gets its deterministic id — uuid5(chunk id, model, prompt version) — and is
 written and attached to its original (under the same similarity filter as ingest)
@@ -20,7 +22,8 @@ from service.index.identity import summary_id
 from service.index.records import OriginalRecord, SummaryRecord, header_path, indexed_text
 from service.index.store import Store
 from service.ingest.attach import attachments, summary_record
-from service.ingest.summarize import Summarizer, SummaryRequest
+from service.ingest.quality import QualityThresholds, detect_invented
+from service.ingest.summarize import Summarizer, SummaryRequest, clean_for_prompt
 from service.models.embed import Embedder
 
 __all__ = ["ResummarizeReport", "resummarize"]
@@ -58,14 +61,25 @@ def resummarize(
     batch_size: int = 16,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> ResummarizeReport:
-    """Regenerate the stored summaries of `kind` (all when None) with `summarizer`."""
+    """Regenerate the stored summaries of `kind` (all when None) with `summarizer`.
+
+    `kind` "invented" selects the generated ("llm") summaries that the faithfulness check
+    flags, with the summarizer's guard bounds (the defaults without a guard)."""
     started = time.perf_counter()
     report = ResummarizeReport()
-    selected = store.list_summaries(kind=kind)
-    report.selected = len(selected)
+    selected = store.list_summaries(kind="llm" if kind == "invented" else kind)
     originals = store.originals_by_id(
         (record.original_id for record in selected), with_vectors=True
     )
+    if kind == "invented":
+        guard = summarizer.guard or QualityThresholds()
+        selected = [
+            record
+            for record in selected
+            if record.original_id in originals
+            and _invented(record, originals[record.original_id], guard)
+        ]
+    report.selected = len(selected)
     old_by_original: dict[uuid.UUID, list[SummaryRecord]] = {}
     for record in selected:
         if record.original_id in originals:
@@ -121,6 +135,14 @@ def resummarize(
             on_progress(start + len(batch), len(todo))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _invented(summary: SummaryRecord, original: OriginalRecord, guard: QualityThresholds) -> bool:
+    view = clean_for_prompt(original.content)
+    return (
+        detect_invented(summary.summary, view, original.headers, guard, title=original.title)
+        is not None
+    )
 
 
 def _request(original: OriginalRecord) -> SummaryRequest:

@@ -10,7 +10,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from service.index.records import context_text
 from service.ingest.attach import reattach
 from service.ingest.pipeline import Ingestor
-from service.ingest.summarize import Summarizer
+from service.ingest.quality import QualityThresholds, extractive_summary
+from service.ingest.resummarize import resummarize
+from service.ingest.summarize import Summarizer, clean_for_prompt
 from service.models.embed import Embedder
 from tests.service.fakes import MemoryStore
 
@@ -25,6 +27,7 @@ PAGE = Document(
 )
 CHUNKS = 3
 REPLY = "Explains how to set this up, with the commands and names it needs."
+DEFAULTS = QualityThresholds()
 
 
 def _ingestor(store: MemoryStore, *, min_similarity: float = -1.0) -> Ingestor:
@@ -177,3 +180,68 @@ def test_a_source_over_the_chunk_limit_is_refused_before_anything_is_written() -
     assert (report.sources, report.llm_calls, report.objects_written) == (0, 0, 0)
     assert store.log == []
     assert store.originals == {}
+
+
+# Replies for the Install, Configure and Run chunks; the second names what the page does not.
+INVENTED = "Set `THING_HOME` on Windows Server 2019 with Docker."
+FAITHFUL = [
+    "Explains installing the package with `pip install thing`.",
+    "Set the `THING_HOME` directory for the settings.",
+    "Start the server with `thing serve --port 8000`.",
+]
+
+
+def _ingested(replies: list[str]) -> tuple[MemoryStore, Ingestor]:
+    """PAGE ingested without a guard: every reply is stored as it came."""
+    store = MemoryStore()
+    ingestor = _ingestor(store)
+    ingestor.summarizer = Summarizer(
+        FakeListChatModel(responses=replies), model_name="fake", concurrency=1
+    )
+    ingestor.ingest_documents([PAGE])
+    return store, ingestor
+
+
+def _by_header(store: MemoryStore) -> dict[str, tuple[str, str, str]]:
+    headers = {oid: record.headers[-1] for oid, record in store.originals.items()}
+    return {headers[s.original_id]: (s.kind, s.reason, s.summary) for s in store.summaries.values()}
+
+
+def test_reattach_with_the_guard_replaces_invented_summaries_without_a_model_call() -> None:
+    store, ingestor = _ingested([FAITHFUL[0], INVENTED, FAITHFUL[2]])
+    calls = ingestor.summarizer.calls
+
+    report = reattach(store, embedder=ingestor.embedder, min_similarity=-1.0, guard=DEFAULTS)
+
+    assert (report.attached, report.replaced, ingestor.summarizer.calls) == (CHUNKS, 1, calls)
+    configure = next(r for r in store.originals.values() if r.headers[-1] == "Configure")
+    fallback = extractive_summary(clean_for_prompt(configure.content), configure.headers)
+    assert _by_header(store) == {
+        "Install": ("llm", "", FAITHFUL[0]),
+        "Configure": ("extractive", "invented", fallback),
+        "Run": ("llm", "", FAITHFUL[2]),
+    }
+    assert store.attached[configure.id].text == fallback
+    assert (store.attached[configure.id].kind, store.attached[configure.id].model) == (
+        "extractive",
+        "fake",
+    )
+    # Without the guard nothing is replaced.
+    store, ingestor = _ingested([FAITHFUL[0], INVENTED, FAITHFUL[2]])
+    assert reattach(store, embedder=ingestor.embedder, min_similarity=-1.0).replaced == 0
+
+
+def test_resummarize_invented_rewrites_only_the_flagged_generated_summaries() -> None:
+    store, ingestor = _ingested([FAITHFUL[0], INVENTED, FAITHFUL[2]])
+    summarizer = Summarizer(
+        FakeListChatModel(responses=[FAITHFUL[1]]), model_name="fake", guard=DEFAULTS
+    )
+
+    report = resummarize(store, summarizer, ingestor.embedder, kind="invented")
+
+    assert (report.selected, report.written, report.llm_calls) == (1, 1, 1)
+    assert _by_header(store) == {
+        "Install": ("llm", "", FAITHFUL[0]),
+        "Configure": ("llm", "", FAITHFUL[1]),
+        "Run": ("llm", "", FAITHFUL[2]),
+    }
