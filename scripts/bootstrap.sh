@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc maven chromium)
+# python3.11-doc, mkdocs-doc and rust-doc: the corpora of the question sets (eval/README.md).
+apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc mkdocs-doc rust-doc maven chromium)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
