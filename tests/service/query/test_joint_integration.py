@@ -188,6 +188,10 @@ def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_contex
             assert not serving.store.has_context_vectors()
             hits = serving.search(SearchRequest(query=QUERY, k=4, source=source))
             assert hits[0].headers == HEADERS
+            # The chunk did not keep its summary's kind then: it is read from the summary.
+            assert (hits[0].summary, hits[0].summary_kind, hits[0].summary_model) == (
+                SUMMARY, "generated", "m",
+            )  # fmt: skip
 
             report = synopsis.reattach()
             assert (report.attached, report.filtered, report.orphans) == (1, 0, 0)
@@ -210,6 +214,10 @@ def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_contex
             assert stored[object_id][CONTEXT_VECTOR] == pytest.approx(vector, abs=1e-6)
         hits = synopsis.search(SearchRequest(query=QUERY, k=4, source=source))
         assert hits[0].headers == HEADERS
+        # `reattach` wrote it on the chunk.
+        props = originals.query.fetch_object_by_id(ids[0]).properties
+        assert (props["summary_kind"], props["summary_model"]) == ("llm", "m")
+        assert (hits[0].summary_kind, hits[0].summary_model) == ("generated", "m")
     finally:
         store.drop()
         synopsis.close()
