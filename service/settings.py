@@ -137,7 +137,7 @@ class Settings:
     # identifiers the chunk, its headers and title do not contain, or more than this share
     # of new content words; 0 switches either off.
     summary_max_invented_claims: int = 1
-    summary_max_unsupported_share: float = 0.5
+    summary_max_unsupported_share: float = 0.15
     embedding_batch_size: int = 32
     # An Ollama vision model that captions PDF images (service/models/captions.py); empty: off,
     # images are only counted. The local stack has none.

@@ -67,7 +67,7 @@ class FaithfulnessCheck:
 
 # -- normalisation ----------------------------------------------------------------------
 
-_DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
+_DOUBLED = re.compile(r"([b-df-hj-kmnp-rtv-y])\1$")  # not l, s, z: "installing", "passed"
 
 
 def normalize_word(word: str) -> str:
@@ -138,6 +138,8 @@ _FILE = re.compile(
 _OPTION = re.compile(r"(?<![\w-])--?[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")
 _SNAKE_OR_CAMEL = re.compile(r"\b(?:[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# A list item's number ("1. ", "2) " at the start of a line) orders the list; it asserts nothing.
+_LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}[.)](?=\s)", re.M)
 
 
 class Reference:
@@ -229,6 +231,12 @@ _NEUTRAL_TEXT = """
     example examples instance instances concept concepts information specific
     specifically different various useful basic basics simple key main common general
     including include includes included how-to step steps way
+    code program programs programming developer developers option options feature
+    features functionality capability capabilities purpose approach scenario scenarios
+    work works working handle handles handling behavior behaviour available existing
+    help helps ensure ensures clear clearly concise comprehensive easy easier easily
+    friendly user-friendly particularly especially essential crucial solid foundation
+    instructions guidance determine based
 """
 _NEUTRAL = frozenset(normalize_word(word) for word in _NEUTRAL_TEXT.split())
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s|\n)[\s\"'“‘(*\-#>]*$")
@@ -255,6 +263,8 @@ def _spans(summary: str) -> list[_Span]:
             taken.append((start, end))
             found.append(_Span(kind, match.group(group), start, end))
 
+    for match in _LIST_NUMBER.finditer(summary):
+        taken.append(match.span())
     add("url", _URL.finditer(summary))
     add("identifier", _CODE_SPAN.finditer(summary), 1)
     add("identifier", _FILE.finditer(summary))

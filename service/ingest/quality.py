@@ -60,7 +60,7 @@ class QualityThresholds:
     # its header path and title do not contain, or more than this share of new content
     # (faithfulness.py); 0 switches the measure off.
     max_invented_claims: int = 1
-    max_unsupported_share: float = 0.5
+    max_unsupported_share: float = 0.15
 
     @classmethod
     def from_settings(cls, settings: Settings) -> QualityThresholds:

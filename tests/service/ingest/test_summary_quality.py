@@ -104,15 +104,19 @@ FOR_CHUNK = (
     "a string), in the order that they appear in the sequence."
 )
 
+# Good summaries say only what their chunk says (the guard's "invented" check).
 GOOD_IF = (
-    "Explains the `if` statement with optional `elif` and `else` parts, and how an "
-    "if/elif chain replaces the switch or case statements of other languages."
+    "Explains the `if` statement with optional `elif` and `else` parts; an if … elif "
+    "sequence is a substitute for the switch or case statements of other languages."
 )
 GOOD_PASS = (
-    "The `pass` statement does nothing and serves as a placeholder where Python requires "
-    "a statement, such as an empty class or an unfinished function body."
+    "The `pass` statement does nothing and is a place-holder where Python requires a "
+    "statement, such as a minimal class or the body of a new function."
 )
-GOOD_FOR = "Python's for loop walks over the items of any sequence, unlike C or Pascal."
+GOOD_FOR = (
+    "Python's `for` statement differs from C or Pascal: it iterates over the items of any "
+    "sequence in order."
+)
 
 # The three failures of issue 6.
 ECHO_AND_COPY = (
@@ -149,7 +153,7 @@ def test_threshold_defaults_are_the_settings_defaults() -> None:
         max_repeated_share=0.2,
         min_shared_terms=1,
         max_invented_claims=1,
-        max_unsupported_share=0.5,
+        max_unsupported_share=0.15,
     )
     assert expected == DEFAULTS
     assert Settings().summary_guard is True
