@@ -826,6 +826,8 @@ class Store:
                     "summary_id": "",
                     "summary_pending": True,
                     "summary_similarity": 0.0,
+                    "summary_kind": "",
+                    "summary_model": "",
                     "chunk_index": record.chunk_index,
                     "content_hash": record.content_hash,
                     "content_type": record.content_type,

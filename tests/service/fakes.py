@@ -225,7 +225,12 @@ class MemoryStore:
             if not _passes(query.filters, filtered):
                 continue
             text = " ".join([record.summary, *record.headers, *record.identifiers])
-            properties = {"summary": record.summary, "original_id": record.original_id}
+            properties = {
+                "summary": record.summary,
+                "original_id": record.original_id,
+                "kind": record.kind,
+                "model": record.model,
+            }
             scored.append(
                 (
                     str(sid),
@@ -256,6 +261,8 @@ class MemoryStore:
             "headers": list(record.headers),
             "chunk_index": record.chunk_index,
             "summary": self._summary_text(oid),
+            "summary_kind": self.attached[oid].kind if oid in self.attached else "",
+            "summary_model": self.attached[oid].model if oid in self.attached else "",
             "page_start": record.page_start,
             "page_end": record.page_end,
             "anchor": record.anchor,

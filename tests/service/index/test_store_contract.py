@@ -21,6 +21,7 @@ from service.connections import connect_weaviate
 from service.index.records import (
     ChunkPlace,
     OriginalRecord,
+    ShownSummary,
     SourceRecord,
     StoredOriginal,
     SummaryAttachment,
@@ -120,6 +121,8 @@ def _attachment(summary: SummaryRecord) -> SummaryAttachment:
         vector=summary.vector,
         context_vector=summary.vector,
         similarity=summary.similarity,
+        kind=summary.kind,
+        model=summary.model,
     )
 
 
@@ -206,8 +209,17 @@ def test_summaries_are_found_by_source_and_attached_to_their_chunk(store: Any, b
 
     assert store.existing_originals(base + "kettle.md")[first.id].summary_id == str(summary.id)
     assert store.existing_originals(base + "kettle.md")[second.id].summary_id == ""
-    assert store.summaries_of([str(first.id), str(second.id)]) == {str(first.id): summary.summary}
+    assert store.summaries_of([str(first.id), str(second.id)]) == {
+        str(first.id): ShownSummary(text=summary.summary, kind="generated", model=summary.model)
+    }
     assert store.originals_by_id([first.id])[first.id].summary == summary.summary
+    # The chunk shows what its summary is; one without a summary shows nothing.
+    hits = store.hit_originals([str(first.id), str(second.id)])
+    assert (hits[str(first.id)]["summary_kind"], hits[str(first.id)]["summary_model"]) == (
+        summary.kind,
+        summary.model,
+    )
+    assert not hits[str(second.id)]["summary_kind"]
 
 
 def test_cached_summaries_match_hash_model_and_prompt_version_in_any_source(
@@ -287,6 +299,8 @@ def test_a_hit_shows_every_property_of_its_chunk(store: Any, base: str) -> None:
             "headers": ["Kettle manual", "Section 0"],
             "chunk_index": 0,
             "summary": "",
+            "summary_kind": "",
+            "summary_model": "",
             "page_start": None,
             "page_end": None,
             "anchor": "section-0",
@@ -298,6 +312,8 @@ def test_a_hit_shows_every_property_of_its_chunk(store: Any, base: str) -> None:
             "headers": ["Cups", "Rinsing"],
             "chunk_index": 2,
             "summary": "Rinsing cups.",
+            "summary_kind": summary.kind,
+            "summary_model": summary.model,
             "page_start": 3,
             "page_end": 4,
             "anchor": "section-2",
