@@ -81,21 +81,33 @@ def pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.1f} %)" if whole else "–"
 
 
+def reasons_of(
+    row: dict[str, Any], chunks: dict[str, dict[str, Any]], thresholds: QualityThresholds
+) -> list[str]:
+    """What the guard flags in the summary `row` of its chunk."""
+    chunk = chunks[row["chunk_id"]]
+    return validate_summary(
+        row["summary"],
+        clean_for_prompt(chunk["content"]),
+        chunk["headers"],
+        thresholds,
+        title=chunk["title"],
+    )
+
+
 def build(thresholds: QualityThresholds) -> str:
     chunks = {row["chunk_id"]: row for row in read_jsonl(DATA / "chunks.jsonl")}
     rows = read_jsonl(DATA / "summaries.jsonl")
     by_key = {(r["chunk_id"], r["model"], r["attempt"]): r for r in rows}
-    unlabeled = [r for r in rows if r["label"] not in ("faithful", "unfaithful")]
+    unlabeled = [
+        r
+        for r in rows
+        if r["label"] not in ("faithful", "unfaithful")
+        and not (r["attempt"] == "strict" and reasons_of(r, chunks, thresholds))
+    ]
 
     def reasons(row: dict[str, Any]) -> list[str]:
-        chunk = chunks[row["chunk_id"]]
-        return validate_summary(
-            row["summary"],
-            clean_for_prompt(chunk["content"]),
-            chunk["headers"],
-            thresholds,
-            title=chunk["title"],
-        )
+        return reasons_of(row, chunks, thresholds)
 
     def invented(row: dict[str, Any]) -> bool:
         chunk = chunks[row["chunk_id"]]
@@ -130,12 +142,14 @@ def build(thresholds: QualityThresholds) -> str:
             passed_bad[model, corpus] += bad
             stored[model, corpus, "unfaithful" if bad else "faithful"] += 1
             continue
+        # A retry the guard flags again is replaced by the extractive summary: its label
+        # does not matter (only the retries that pass were labeled).
         retry = by_key.get((row["chunk_id"], model, "strict"))
-        if retry is None or retry["label"] is None:
+        if retry is not None and reasons(retry):
+            stored[model, corpus, "extractive"] += 1
+        elif retry is None or retry["label"] is None:
             missing_retries.append(f"{model} {row['chunk_id']}")
             stored[model, corpus, "unknown"] += 1
-        elif reasons(retry):
-            stored[model, corpus, "extractive"] += 1
         else:
             stored[
                 model, corpus, "unfaithful" if retry["label"] == "unfaithful" else "faithful"
@@ -143,8 +157,9 @@ def build(thresholds: QualityThresholds) -> str:
 
     lines = [
         f"Thresholds: at least {thresholds.max_invented_claims} unsupported claim(s), or an "
-        f"unsupported share above {thresholds.max_unsupported_share:g}. Labeled summaries: "
-        f"{len(rows) - len(unlabeled)} of {len(rows)}.",
+        f"unsupported share above {thresholds.max_unsupported_share:g}. Summaries: "
+        f"{len(rows)}; without a label: {len(unlabeled)} (a strict retry that the guard "
+        "flags again needs none: the extractive summary replaces it).",
         "",
         "**The `invented` check against the labels** (positive: labeled unfaithful; first "
         "attempts of every model; tuned on the tutorial only):",
