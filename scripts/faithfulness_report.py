@@ -207,6 +207,32 @@ def build(thresholds: QualityThresholds) -> str:
                 f"| {model} | {corpus} | {pct(bad, first)} | {pct(ok, first)} | "
                 f"{pct(ok_bad, ok)} | {retried} | {extractive} |"
             )
+    stored_path = DATA / "stored.jsonl"
+    if stored_path.exists():
+        kept = read_jsonl(stored_path)
+        lines += [
+            "",
+            "**Summaries stored by an ingest** (`stored.jsonl`: the summaries an index holds "
+            "for the sampled chunks, read back, generated ones labeled; the guard named in "
+            "each row was the one of that ingest). The last columns: what the current check "
+            "flags among the stored generated summaries, against their labels.",
+            "",
+            "| index | model | guard at ingest | chunks | generated stored: unfaithful | "
+            "extractive | current check: precision | recall |",
+            "|---|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for index in dict.fromkeys(r["index"] for r in kept):
+            mine = [r for r in kept if r["index"] == index]
+            generated = [r for r in mine if r["kind"] == "llm"]
+            bad = sum(r["label"] == "unfaithful" for r in generated)
+            confusion = Confusion()
+            for r in generated:
+                confusion.add(invented(r), r["label"] == "unfaithful")
+            lines.append(
+                f"| {index} | {mine[0]['model']} | {mine[0]['guard']} | {len(mine)} | "
+                f"{pct(bad, len(generated))} | {pct(len(mine) - len(generated), len(mine))} | "
+                f"{confusion.precision()} | {confusion.recall()} |"
+            )
     if missing_retries:
         lines += ["", f"Flagged first attempts without a labeled retry: {len(missing_retries)}."]
     return "\n".join(lines)
