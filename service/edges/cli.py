@@ -494,6 +494,22 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
     )
 
 
+@main.command("mcp")
+@click.pass_obj
+@_one_line_errors
+def mcp(settings: Settings) -> None:
+    """Serve the MCP tools over stdio, for an editor on this machine (docs/mcp.md).
+
+    The editor starts this command and speaks MCP on its stdin and stdout; it ends when the
+    editor closes its stdin. It reads the same settings as every other command and needs no
+    API key. Over the network, `synopsis serve` serves the same tools at /mcp.
+    """
+    from service.edges.mcp.stdio import serve_stdio
+
+    with _open(settings) as synopsis:
+        serve_stdio(synopsis)
+
+
 def _log_config() -> dict[str, Any]:
     """uvicorn's logging, plus Synopsis's own loggers (5xx with request ids, jobs)."""
     import copy

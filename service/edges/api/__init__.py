@@ -1,11 +1,27 @@
 """The HTTP API of Synopsis (Litestar): `create_app(settings)`; served by `synopsis serve`.
 
 Endpoints: `GET /health`, `POST /search`, `POST /ask`, `GET /sources`,
-`DELETE /sources?source=…`, `GET /stats`; OpenAPI at `/schema`.
+`DELETE /sources?source=…`, `GET /stats`, the MCP tools at `/mcp`; OpenAPI at `/schema`.
+
+`create_app` is imported on first use: the MCP tools (`service.edges.mcp`) use this
+package's schemas and limits, and the app mounts the MCP endpoint, so importing a
+submodule must not build the app module.
 """
 
 from __future__ import annotations
 
-from service.edges.api.app import create_app
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from service.edges.api.app import create_app
 
 __all__ = ["create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    if name != "create_app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = importlib.import_module("service.edges.api.app").create_app
+    globals()[name] = value  # later look-ups skip this function
+    return value

@@ -45,6 +45,7 @@ from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.security import load_api_keys
 from service.edges.api.watch import refuse_while_down, watching_weaviate
+from service.edges.mcp.http import McpEndpoint
 from service.settings import Settings
 from service.synopsis import Synopsis
 
@@ -66,6 +67,8 @@ def create_app(
     and left open; otherwise the lifespan opens one at startup and closes it at shutdown.
     """
     resolved = settings or (synopsis.settings if synopsis else Settings.from_env())
+    # The MCP tools at /mcp, over the same `Synopsis` as every route (`service.edges.mcp`).
+    mcp = McpEndpoint(lambda: app.state.synopsis, resolved)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -88,6 +91,7 @@ def create_app(
             if isinstance(app.state.synopsis, Synopsis):
                 await stack.enter_async_context(watching_weaviate(app, resolved))
                 await stack.enter_async_context(running_jobs(app, app.state.synopsis, resolved))
+            await stack.enter_async_context(mcp.lifespan())
             yield
 
     app = Litestar(
@@ -103,6 +107,7 @@ def create_app(
             JobController,
             ConversationController,
             PageController,
+            mcp.route(),
         ],
         dependencies={
             "job_queue": Provide(provide_job_queue, sync_to_thread=False),

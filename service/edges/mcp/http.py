@@ -1,0 +1,99 @@
+"""`/mcp`: the MCP server over Streamable HTTP, inside the API's Litestar app.
+
+`McpEndpoint` builds the server over the app's `Synopsis` and gives `create_app` two
+things: the route (a Litestar ASGI handler at `/mcp` behind `require_read`, so a read key
+suffices and a request without a valid key is the API's 401) and the lifespan that runs
+the SDK's session manager while the app serves.
+
+The transport is stateless with JSON responses: each request is complete in itself, so
+any worker or replica behind a load balancer can answer it (no session to pin), as with
+the REST API.
+
+Host and Origin are checked as the MCP specification asks, against DNS rebinding (a
+name of an attacker's that resolves to this machine makes the attacker's page
+same-origin with the server): the SDK's check serves only the loopback names and
+`api_host` (a wildcard address such as 0.0.0.0 names no host) in `Host`, answering 421
+otherwise, and a request whose `Origin` is not one of theirs is a 403.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from litestar import asgi
+from litestar.handlers import ASGIRouteHandler
+from litestar.types import Receive, Scope, Send
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from service.edges.api.security import require_read
+from service.edges.mcp.server import build_server
+from service.settings import Settings
+from service.synopsis import Synopsis
+from splitters.encoding import cl100k_base
+
+__all__ = ["MCP_PATH", "McpEndpoint", "transport_security"]
+
+MCP_PATH = "/mcp"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The SDK's Host and Origin check: the loopback names and `api_host`, any port."""
+    names = list(_LOOPBACK_NAMES)
+    host = settings.api_host.strip().lower()
+    try:
+        wildcard = not host or ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        wildcard = False
+    if not wildcard:
+        names.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for name in dict.fromkeys(names) for form in (name, f"{name}:*")],
+        allowed_origins=[
+            f"{scheme}://{form}"
+            for name in dict.fromkeys(names)
+            for scheme in ("http", "https")
+            for form in (name, f"{name}:*")
+        ],
+    )
+
+
+class McpEndpoint:
+    """The MCP server of one app: its route and its lifespan."""
+
+    def __init__(self, synopsis: Callable[[], Synopsis], settings: Settings) -> None:
+        self.server: MCPServer[Any] = build_server(synopsis)
+        # Made for its session manager (the Starlette app it returns is not used).
+        self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            json_response=True,
+            max_request_body_size=settings.api_max_body_bytes,
+            transport_security=transport_security(settings),
+        )
+        self.sessions: StreamableHTTPSessionManager = self.server.session_manager
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Runs the session manager while the app serves; loads the tokenizer first, so
+        that the first search does not wait for it."""
+        await anyio.to_thread.run_sync(cl100k_base)
+        async with self.sessions.run():
+            yield
+
+    def route(self) -> ASGIRouteHandler:
+        """The `/mcp` route: every method the transport takes, behind a read key."""
+        sessions = self.sessions
+
+        @asgi(MCP_PATH, guards=[require_read], copy_scope=True)
+        async def mcp(scope: Scope, receive: Receive, send: Send) -> None:
+            await sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
+
+        return mcp

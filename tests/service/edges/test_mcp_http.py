@@ -1,0 +1,137 @@
+"""`/mcp` inside the API app, in process over a fake Synopsis: the keys it takes, the
+Hosts and Origins it serves, and the SDK's Streamable HTTP client through it (the real
+`synopsis serve`: test_mcp_integration)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+import anyio
+import httpx2
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient, TestClient
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.transport_security import TransportSecurityMiddleware
+
+from service.edges.api import create_app
+from service.edges.mcp import TOOL_NAMES
+from service.edges.mcp.http import transport_security
+from service.settings import Settings
+from service.synopsis import Synopsis
+from tests.service.edges.test_api import _ollama, _ollama_ok
+from tests.service.edges.test_mcp_tools import ToolSynopsis
+
+READ_KEY = "mcp-read-key"
+WRITE_KEY = "mcp-write-key"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _app(*, keys: bool) -> Litestar:
+    fake = ToolSynopsis()
+    if keys:
+        fake.settings = Settings(api_read_keys=READ_KEY, api_write_keys=WRITE_KEY)
+    return create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+
+
+@pytest.mark.parametrize(
+    ("authorization", "detail"),
+    [
+        (None, "an API key is required"),
+        ("Bearer not-a-key", "the API key is not valid"),
+        (f"Basic {READ_KEY}", "the API key is not valid"),
+    ],
+)
+def test_without_a_valid_key_mcp_is_the_apis_401(authorization: str | None, detail: str) -> None:
+    headers = dict(MCP_HEADERS)
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    with TestClient(_app(keys=True)) as client:
+        response = client.post("/mcp", json=INITIALIZE, headers=headers)
+    assert response.status_code == 401
+    assert response.json()["detail"] == detail
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+@asynccontextmanager
+async def _session(app: Litestar, key: str | None) -> AsyncIterator[ClientSession]:
+    """An initialized SDK session to `app`'s /mcp, in process, the app's lifespan running."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with (
+        AsyncTestClient(app),  # runs the lifespan (the session manager)
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app),  # type: ignore[arg-type]
+            base_url="http://127.0.0.1:8000",
+            headers=headers,
+        ) as http,
+        streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@pytest.mark.parametrize(("keys", "key"), [(True, READ_KEY), (True, WRITE_KEY), (False, None)])
+def test_a_read_key_suffices_and_without_keys_mcp_is_open(keys: bool, key: str | None) -> None:
+    async def run() -> tuple[list[str], Any]:
+        async with _session(_app(keys=keys), key) as session:
+            tools = await session.list_tools()
+            result = await session.call_tool("search_docs", {"query": "range()"})
+            return [tool.name for tool in tools.tools], result
+
+    names, result = anyio.run(run)
+    assert tuple(names) == TOOL_NAMES
+    assert not result.is_error
+    assert "for i in range(3): ..." in result.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Host": "127.0.0.1:8000"}, 200),
+        ({"Host": "localhost:8000", "Origin": "http://localhost:8000"}, 200),
+        ({"Host": "[::1]:8000"}, 200),
+        # DNS rebinding: another name that resolves to this machine.
+        ({"Host": "rebound.example:8000"}, 421),
+        # A page of another origin.
+        ({"Host": "127.0.0.1:8000", "Origin": "http://evil.example"}, 403),
+        ({"Host": "127.0.0.1:8000", "Origin": "null"}, 403),
+    ],
+)
+def test_host_and_origin_are_checked(headers: dict[str, str], status: int) -> None:
+    with TestClient(_app(keys=False)) as client:
+        response = client.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **headers})
+    assert response.status_code == status, response.text
+
+
+@pytest.mark.parametrize(
+    ("api_host", "served", "refused"),
+    [
+        ("127.0.0.1", "localhost:1", "10.0.0.5:8000"),
+        ("0.0.0.0", "127.0.0.1:8000", "0.0.0.0:8000"),  # a wildcard names no host
+        ("docs.internal", "docs.internal:8000", "other.internal:8000"),
+        ("::1", "[::1]:8000", "[::2]:8000"),
+    ],
+)
+def test_the_hosts_served_are_the_loopback_names_and_api_host(
+    api_host: str, served: str, refused: str
+) -> None:
+    security = transport_security(Settings(api_host=api_host))
+    middleware = TransportSecurityMiddleware(security)
+    assert middleware._validate_host(served)
+    assert not middleware._validate_host(refused)
+    assert middleware._validate_origin(f"http://{served}")
+    assert not middleware._validate_origin(f"http://{refused}")
