@@ -44,8 +44,8 @@ def test_a_search_gives_the_whole_section_of_its_hit(
     request = search_request(
         core.settings, "a function that writes the Fibonacci series", k=5, source=CONTROLFLOW
     )
-    context = core.search_context(request, ContextRequest(expand="section", max_tokens=3000))
-    assert context.tokens <= 3000
+    context = core.search_context(request, ContextRequest(expand="section", max_tokens=5000))
+    assert context.tokens <= 5000
     by_section = {p.hit.headers[-1]: p for p in context.passages}
     defining = by_section[SECTION]
     chunks, _ = core.store.source_chunks(CONTROLFLOW, limit=100)
