@@ -108,6 +108,9 @@ _WORDS = re.compile(r"[^a-z0-9]+")
 # Text of a permalink anchor: Sphinx and MkDocs use ¶, other generators #, § or 🔗, or an
 # icon font's private-use glyph (any text without a letter or digit counts).
 _PERMALINK_MARKS = {"", "¶", "#", "§", "🔗"}
+# Never a heading's words: ¶, icon-font glyphs (private-use code points, such as the
+# U+F0C1 link icon of MkDocs' theme) and invisible format characters (zero-width spaces).
+_GLYPHS = re.compile("[¶\ue000-\uf8ff\U000f0000-\U0010ffff\u200b-\u200f\u2060\ufeff]")
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCK_TAGS = frozenset(
     {
@@ -615,8 +618,7 @@ def _clean_permalinks(headings: list[Tag]) -> None:
             continue
         anchors = [tag for tag in _tags(heading) if tag.name == "a"]
         for anchor in anchors:
-            href = str(anchor.get("href") or "")
-            if href.startswith("#") and _is_permalink_text(anchor.get_text().strip()):
+            if _is_permalink_anchor(anchor):
                 anchor.decompose()
         if heading.name in _HEADINGS:
             # Links in a header would end up in every chunk's header path: keep the text.
@@ -624,8 +626,10 @@ def _clean_permalinks(headings: list[Tag]) -> None:
                 if not _gone(anchor):
                     anchor.unwrap()
         for text in list(heading.find_all(string=True)):
-            if "¶" in text:
-                text.replace_with(text.replace("¶", ""))
+            if _ANCHOR_PLACEHOLDER_RE.search(text):
+                continue  # the anchor's placeholder (private-use characters of our own)
+            if _GLYPHS.search(text):
+                text.replace_with(_GLYPHS.sub("", text))
 
 
 def _absolutize(tags: _Tags, base_url: str | None) -> None:
@@ -684,7 +688,21 @@ def _escape_cell_pipes(cells: list[Tag]) -> None:
 
 
 def _heading_text(tag: Tag) -> str:
-    return " ".join(tag.get_text().replace("¶", "").split())
+    """A heading's words: without its permalink anchor, glyphs or invisible characters."""
+    words = []
+    for text in tag.find_all(string=True):
+        if isinstance(text, Comment):
+            continue
+        anchor = text.find_parent("a")
+        if anchor is not None and _is_permalink_anchor(anchor):
+            continue
+        words.append(str(text))
+    return " ".join(_GLYPHS.sub("", "".join(words)).split())
+
+
+def _is_permalink_anchor(anchor: Tag) -> bool:
+    href = str(anchor.get("href") or "")
+    return href.startswith("#") and _is_permalink_text(_GLYPHS.sub("", anchor.get_text()).strip())
 
 
 def _title(soup: BeautifulSoup, main: Tag) -> str | None:

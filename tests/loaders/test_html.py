@@ -103,6 +103,8 @@ def test_code_blocks_leave_their_container(html: str, expected: str) -> None:
         ('<h3 id="x">Deep<a href="#x">#</a></h3>', "### Deep {#x}\n"),
         ('<h2><a href="other.html">Linked</a> header ¶</h2>', "## Linked header\n"),
         ('<h2 id="i">Icon<a class="headerlink" href="#i">\uf0c1</a></h2>', "## Icon {#i}\n"),
+        ('<h2 id="z">Zero<a class="hash-link" href="#z">\u200b</a></h2>', "## Zero {#z}\n"),
+        ('<h2>Glyph <span class="icon">\U000f0337</span></h2>', "## Glyph\n"),
         ("<h4>Keep <code>code</code></h4>", "#### Keep `code`\n"),
         (
             '<section id="s"><h2>Of its section</h2><p>x</p></section>',
@@ -162,6 +164,27 @@ def test_links_for_crawling() -> None:
         "https://h.org/d/a.html",
         "https://h.org/b/",
     ]
+
+
+@pytest.mark.parametrize(
+    "h1",
+    [
+        # MkDocs' theme: an icon font's private-use glyph in the permalink anchor.
+        'Configuration<a class="headerlink" href="#c" title="Permanent link">\uf0c1</a>',
+        'Configuration<a class="headerlink" href="#c">¶</a>',  # Sphinx
+        '<a class="anchor" href="#c">#</a>Configuration',  # Hugo, anchor first
+        'Configuration<a class="hash-link" href="#c" aria-label="Direct link">\u200b</a>',
+        'Configuration <span class="md-icon">\ue157</span>',  # a glyph outside any link
+    ],
+)
+def test_title_has_no_permalink_glyph(h1: str) -> None:
+    page = html_to_markdown(f"<main><h1 id='c'>{h1}</h1><p>text</p></main>")
+    assert page.title == "Configuration"
+    assert page.markdown.startswith("# Configuration {#c}\n")
+
+
+def test_a_title_keeps_a_mark_that_is_not_a_permalink() -> None:
+    assert html_to_markdown("<main><h1>Using C#</h1><p>text</p></main>").title == "Using C#"
 
 
 def test_title_falls_back_to_title_tag_then_file_stem(tmp_path: Path) -> None:
