@@ -41,6 +41,7 @@ from splitters.markdown_syntax import iter_segments
 _log = logging.getLogger(__name__)
 
 __all__ = [
+    "CLEANING_VERSION",
     "PROMPT_VERSION",
     "STOP_SEQUENCES",
     "STRICT_SYSTEM_PROMPT",
@@ -54,9 +55,17 @@ __all__ = [
     "strip_preamble",
 ]
 
-#: The default prompt's version. Bump when a prompt or the cleaning changes: summaries
-#: record it, and it is part of the summary id, so stale summaries are found and replaced.
+#: The default prompt's version (`Settings.summary_prompt_version` names one of `PROMPTS`).
+#: Bump when a system prompt changes.
 PROMPT_VERSION = "v2"
+
+#: The revision of `clean_for_prompt`, which every prompt version shares. A summary records
+#: both (`Summarizer.prompt_version`, e.g. "v2+c2") and both are part of its id, so when the
+#: cleaning changes what a model sees, stale summaries are found and replaced.
+#: c1: the first cleaning (no suffix); c2: generic types (`Result<String, io::Error>`) and
+#: inline code are no longer taken for HTML tags, and footnote links (`[[1]](…)`) lose
+#: their targets like other links.
+CLEANING_VERSION = "c2"
 
 SYSTEM_PROMPT = (
     "You summarize one section of technical documentation for a search index. "
@@ -117,9 +126,23 @@ STRICT_SYSTEM_PROMPT = (
 #: label at the very start.
 STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "\n\n\n", "\nTopic:", "\nSection:", "\nHeader ")
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+# Link text may hold one level of brackets: a footnote reference is "[[1]](target)".
+_LINK = re.compile(
+    r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)"
+)
 _AUTOLINK = re.compile(r"<(https?://[^>]+)>")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+# HTML elements by name (lower case, as loaders and Markdown writers spell them), so that
+# a generic type such as `Result<String, io::Error>`, `Vec<T>` or `Option<T>` stays.
+_HTML_ELEMENTS = (
+    "a|abbr|article|aside|audio|b|bdi|bdo|big|blockquote|br|button|caption|center|cite|code|"
+    "col|colgroup|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|font|footer|form|h[1-6]|"
+    "header|hr|i|iframe|img|input|ins|kbd|label|li|link|main|mark|meta|nav|noscript|ol|"
+    "option|p|picture|pre|q|s|samp|script|section|select|small|source|span|strike|strong|"
+    "style|sub|summary|sup|svg|table|tbody|td|textarea|tfoot|th|thead|time|tr|tt|u|ul|var|"
+    "video|wbr"
+)
+_HTML_TAG = re.compile(rf"</?(?:{_HTML_ELEMENTS})(?=[\s/>])[^<>\n]*>")
+_INLINE_CODE = re.compile(r"(`+)[^`].*?\1", re.S)
 _PERMALINK = re.compile(r"[¶]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _SPACE_RUNS = re.compile(r"(?<=\S)(?:[ \t]{2,}|\t)")  # inside a line; indentation stays
@@ -148,14 +171,30 @@ def clean_for_prompt(markdown: str) -> str:
         if segment.is_code:  # a fenced code block (CommonMark's rules): keep as is
             cleaned.append(segment.text)
             continue
-        text = _LINK.sub(lambda m: m.group(1), segment.text)
-        text = _AUTOLINK.sub(lambda m: m.group(1), text)
-        text = _HTML_TAG.sub("", text)
-        text = _PERMALINK.sub("", text)
-        text = _TRAILING_SPACE.sub("", _SPACE_RUNS.sub(" ", text))
-        # Collapse blank runs in prose only: code (PEP 8's two blank lines) stays exact.
-        cleaned.append(_BLANK_RUNS.sub("\n\n", text))
+        cleaned.append(_clean_prose(segment.text))
     return "".join(cleaned).strip()
+
+
+def _clean_prose(text: str) -> str:
+    """`clean_for_prompt` outside fenced code. Links lose their targets first (a link's
+    text may be code: "[`for`](…)"); HTML tags and permalink marks go outside inline code."""
+    for _ in range(3):  # an image inside a link: "[![alt](a.png)](page.html)"
+        text, found = _LINK.subn(lambda m: m.group(1), text)
+        if not found:
+            break
+    text = _AUTOLINK.sub(lambda m: m.group(1), text)
+    pieces, position = [], 0
+    for code in _INLINE_CODE.finditer(text):
+        pieces += [_strip_markup(text[position : code.start()]), code.group(0)]
+        position = code.end()
+    text = "".join([*pieces, _strip_markup(text[position:])])
+    text = _TRAILING_SPACE.sub("", _SPACE_RUNS.sub(" ", text))
+    # Collapse blank runs in prose only: code (PEP 8's two blank lines) stays exact.
+    return _BLANK_RUNS.sub("\n\n", text)
+
+
+def _strip_markup(prose: str) -> str:
+    return _PERMALINK.sub("", _HTML_TAG.sub("", prose))
 
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s|$)")
@@ -227,7 +266,9 @@ class Summarizer:
         self._model = model
         self.guard = guard
         self.model_name = model_name
-        self.prompt_version = prompt_version
+        self.prompt_name = prompt_version  # which of PROMPTS
+        # What a summary records and its id holds: the prompt and the cleaning revision.
+        self.prompt_version = f"{prompt_version}+{CLEANING_VERSION}"
         self._concurrency = concurrency
         self._timeout = timeout
         self._retries = retries
@@ -299,7 +340,7 @@ class Summarizer:
         body = clean_for_prompt(request.content)
         if not strict:
             return [
-                SystemMessage(content=PROMPTS[self.prompt_version]),
+                SystemMessage(content=PROMPTS[self.prompt_name]),
                 HumanMessage(content=f"Topic: {topic}\n\n{body}"),
             ]
         names = chunk_identifiers(body, limit=6)

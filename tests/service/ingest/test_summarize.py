@@ -121,6 +121,17 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
         ("4.3. The range() Function¶", "4.3. The range() Function"),
         ("[f(x)](https://example.com/f_(x)) works", "f(x) works"),
         ("one\n\n\n\n\ntwo", "one\n\ntwo"),
+        # A footnote reference is a link too; an image inside a link leaves its alt text.
+        ("a claim[[1]](file:///doc/notes.html#fn1) ends", "a claim[1] ends"),
+        ("[![logo](img/logo.png)](index.html)", "logo"),
+        # Generic types and inline code are not HTML, and neither is a comparison.
+        (
+            "Returns Result<String, io::Error> or a Vec<Option<T>> of Box<dyn Error>.",
+            "Returns Result<String, io::Error> or a Vec<Option<T>> of Box<dyn Error>.",
+        ),
+        ("Call `parse::<u32>()` on `<b>` text", "Call `parse::<u32>()` on `<b>` text"),
+        ("if a < b and c > d", "if a < b and c > d"),
+        ("<kbd>Ctrl</kbd>+<kbd>C</kbd><br/>", "Ctrl+C"),
     ],
 )
 def test_clean_for_prompt_removes_link_targets_images_and_html(
@@ -177,7 +188,7 @@ def test_prompt_has_header_path_and_cleaned_chunk() -> None:
         "Topic: 4. More Control Flow Tools › 4.3. The `range()` Function\n\n"
         "If you do need to iterate over a sequence of numbers, use range()."
     )
-    assert (summarizer.calls, summarizer.prompt_version) == (1, PROMPT_VERSION)
+    assert (summarizer.calls, summarizer.prompt_version) == (1, f"{PROMPT_VERSION}+c2")
 
 
 @pytest.mark.parametrize(
@@ -356,7 +367,8 @@ def test_the_prompt_version_chooses_the_system_prompt() -> None:
         FakeListChatModel(responses=["x"]), model_name="fake", prompt_version="v3-retrieval"
     )
     [system, _human] = summarizer.messages(SummaryRequest(headers=["A"], content="text", label="a"))
-    assert (system.content, summarizer.prompt_version) == (RETRIEVAL_SYSTEM_PROMPT, "v3-retrieval")
+    assert system.content == RETRIEVAL_SYSTEM_PROMPT
+    assert summarizer.prompt_version == "v3-retrieval+c2"  # the prompt and the cleaning
     assert set(PROMPTS) == {"v2", "v3-retrieval", "v4-questions", "v5-summary-questions"}
 
 
