@@ -210,7 +210,7 @@ def main() -> None:
     rest50, mcp50 = statistics.median(timings.rest), statistics.median(timings.mcp)
     ms = 1000.0
     lines = [
-        "## MCP: `search_docs` against `POST /search` {#mcp}",
+        "## MCP: `search_docs` against `POST /search`",
         "",
         f"Measured {started:%Y-%m-%d %H:%M} UTC with `benchmarks/bench_mcp.py "
         f"--rounds {args.rounds} --budget {args.budget}`"
