@@ -70,30 +70,36 @@ class McpEndpoint:
 
     def __init__(self, synopsis: Callable[[], Synopsis], settings: Settings) -> None:
         self.server: MCPServer[Any] = build_server(synopsis)
-        # Made for its session manager (the Starlette app it returns is not used).
+        self.settings = settings
+        self.sessions: StreamableHTTPSessionManager = self._session_manager()
+
+    def _session_manager(self) -> StreamableHTTPSessionManager:
+        """A new session manager (the Starlette app made for it is not used): a manager
+        runs once only, and an app's lifespan may run more than once (tests, reloads)."""
         self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             json_response=True,
-            max_request_body_size=settings.api_max_body_bytes,
-            transport_security=transport_security(settings),
+            max_request_body_size=self.settings.api_max_body_bytes,
+            transport_security=transport_security(self.settings),
         )
-        self.sessions: StreamableHTTPSessionManager = self.server.session_manager
+        return self.server.session_manager
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """Runs the session manager while the app serves; loads the tokenizer first, so
+        """Runs a session manager while the app serves; loads the tokenizer first, so
         that the first search does not wait for it."""
         await anyio.to_thread.run_sync(cl100k_base)
+        self.sessions = self._session_manager()
         async with self.sessions.run():
             yield
 
     def route(self) -> ASGIRouteHandler:
         """The `/mcp` route: every method the transport takes, behind a read key."""
-        sessions = self.sessions
+        endpoint = self
 
         @asgi(MCP_PATH, guards=[require_read], copy_scope=True)
         async def mcp(scope: Scope, receive: Receive, send: Send) -> None:
-            await sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
+            await endpoint.sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
         return mcp

@@ -98,6 +98,17 @@ def test_a_read_key_suffices_and_without_keys_mcp_is_open(keys: bool, key: str |
     assert "for i in range(3): ..." in result.content[0].text
 
 
+def test_mcp_serves_again_when_the_apps_lifespan_runs_a_second_time() -> None:
+    # An SDK session manager runs once only; the app makes a new one per lifespan, so
+    # a second start of the same app (tests, a server's reload) serves /mcp again.
+    app = _app(keys=False)
+    for _ in range(2):
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            response = client.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+            assert response.status_code == 200, response.text
+            assert response.json()["result"]["serverInfo"]["name"]
+
+
 @pytest.mark.parametrize(
     ("headers", "status"),
     [
