@@ -172,8 +172,11 @@ def ssrf_settings(settings: Settings) -> Iterator[Settings]:
 
 @pytest.fixture(scope="module")
 def client(ssrf_settings: Settings) -> Iterator[TestClient[Any]]:
-    """One app for every refusal: none of them may leave a job behind."""
-    with TestClient(create_app(ssrf_settings)) as test_client:
+    """One app for every refusal: none of them may leave a job behind. It runs no jobs
+    (`jobs_workers=0`): while it lives, its workers would otherwise race the redirect
+    test's app for that test's job, on the same collections, with `fetch_allow` empty."""
+    refusing = dataclasses.replace(ssrf_settings, jobs_workers=0)
+    with TestClient(create_app(refusing)) as test_client:
         yield test_client
 
 
