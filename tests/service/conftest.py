@@ -149,6 +149,25 @@ def write_markdown(path: Path, title: str, sections: Mapping[str, str]) -> Path:
     return path
 
 
+#: Six short sections, one chunk each: a document whose summaries only need to exist (jobs,
+#: faults, cancels), small enough to summarize in seconds with `cheap_settings`, large
+#: enough that a held ingest still has several summaries pending.
+SIX_SECTIONS = {
+    "Installing": "Install Quillmark with `pip install quillmark`; it needs Python 3.10.",
+    "Configuring": "Settings live in `quill.toml`; `quill config --show` prints them.",
+    "Caching": "Rendered pages are cached in `~/.cache/quillmark`; set `cache_dir` to move it.",
+    "Logging": "Logs go to `quill.log`; `log_max_bytes` rotates the file when it grows.",
+    "Themes": "A theme is a folder of templates; `quill theme add NAME` installs one.",
+    "Publishing": "`quill publish` uploads the rendered site to the configured target.",
+}
+
+
+def six_sections_markdown(title: str = "Quillmark guide") -> str:
+    """`SIX_SECTIONS` as one Markdown document."""
+    body = "\n\n".join(f"## {header}\n\n{text}" for header, text in SIX_SECTIONS.items())
+    return f"# {title}\n\n{body}\n"
+
+
 def write_controlflow_markdown(path: Path) -> Path:
     """The real page as the loader sees it, saved as Markdown at `path`.
 

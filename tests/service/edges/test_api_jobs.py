@@ -2,8 +2,10 @@
 retry, a restart mid-job, the claim that one worker wins, and the queue's limits.
 
 Every test talks to a real Weaviate and Ollama through the app (Litestar's TestClient
-runs the lifespan, so the job runner is the real one, in this process). Collections are
-prefixed `TestApiJobs` and dropped before each test.
+runs the lifespan, so the job runner is the real one, in this process). Summaries only
+need to exist here (`cheap_settings`). A cancel or a restart lands at a known point: the
+job holds after its first summary (`tests/service/holds.py`). Collections are prefixed
+`TestApiJobs` and dropped before each test.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.loaders.pdfs import sample_pdf
 from tests.loaders.test_docx import write_docx
-from tests.service.conftest import assert_invariants, census, cli
+from tests.service.conftest import assert_invariants, census, cli, six_sections_markdown
+from tests.service.holds import summaries_held
 
 pytestmark = pytest.mark.integration
 
@@ -47,12 +50,12 @@ FINAL = {"done", "failed", "cancelled", "interrupted"}
 
 
 @pytest.fixture
-def jobs_settings(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
+def jobs_settings(cheap_settings: Settings, tmp_path: Path) -> Iterator[Settings]:
     """Test collections, fast polling and a short lease; keys; loopback allowed."""
     configured = dataclasses.replace(
-        settings,
+        cheap_settings,
         collection_prefix=PREFIX,
-        summary_timeout=max(settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
         jobs_poll_seconds=0.2,
         jobs_lease_seconds=3.0,
         api_read_keys="read-key-1",
@@ -78,17 +81,6 @@ def _wait(client: TestClient[Any], job_id: str, states: set[str], *, timeout: fl
             return job
         assert time.monotonic() < deadline, f"job still {job['state']}: {job}"
         time.sleep(0.3)
-
-
-def _wait_until(client: TestClient[Any], job_id: str, predicate: Any) -> Any:
-    deadline = time.monotonic() + 900
-    while True:
-        job = client.get(f"/jobs/{job_id}", headers=WRITE).json()
-        if predicate(job):
-            return job
-        assert job["state"] not in FINAL, f"job ended before the point wanted: {job}"
-        assert time.monotonic() < deadline, job
-        time.sleep(0.2)
 
 
 def _files(tmp_path: Path) -> list[tuple[str, tuple[str, bytes]]]:
@@ -151,7 +143,11 @@ def test_an_upload_of_every_format_runs_to_done_and_searches_like_the_cli(
         code, out, err = cli(jobs_settings, "search", query, "--k", "5", "--json")
         assert code == 0, err
         assert [hit["id"] for hit in hits] == [hit["id"] for hit in json.loads(out)]
-        assert hits[0]["source"] == "whatnow.html"
+        # Which page ranks first, judged on the chunks alone (the summaries here are short
+        # ones by the smallest model, and no test reads their wording).
+        by_text = {"query": query, "k": 1, "mode": "originals"}
+        [first] = client.post("/search", json=by_text, headers=READ).json()
+        assert first["source"] == "whatnow.html"
 
         synopsis: Synopsis = client.app.state.synopsis
         assert_invariants(synopsis.store)
@@ -217,24 +213,63 @@ def test_inline_content_and_a_url_are_ingested_and_a_refused_url_is_never_queued
         server.server_close()
 
 
-def test_a_running_job_cancels_cleanly_and_a_retry_converges(jobs_settings: Settings) -> None:
-    files = [
-        ("files", ("appendix.html", (TUTORIAL / "appendix.html").read_bytes())),
-        ("files", ("interpreter.html", (TUTORIAL / "interpreter.html").read_bytes())),
-    ]
+def _upload_six(name: str = "guide.md") -> list[tuple[str, tuple[str, bytes]]]:
+    return [("files", (name, six_sections_markdown().encode()))]
+
+
+class Ticks:
+    """Counts the rounds in which job runners looked at their own running jobs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def wait_beyond(self, seen: int, rounds: int, timeout: float = 30.0) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.count >= seen + rounds, timeout)
+
+
+@pytest.fixture
+def runner_ticks(monkeypatch: pytest.MonkeyPatch) -> Ticks:
+    """Counts every round of every job runner's look at its running jobs (`_watch_own`,
+    where a cancel request is seen)."""
+    ticks = Ticks()
+    watch = JobRunner._watch_own
+
+    def counted(self: JobRunner) -> None:
+        watch(self)
+        with ticks.changed:
+            ticks.count += 1
+            ticks.changed.notify_all()
+
+    monkeypatch.setattr(JobRunner, "_watch_own", counted)
+    return ticks
+
+
+def test_a_running_job_cancels_cleanly_and_a_retry_converges(
+    jobs_settings: Settings, monkeypatch: pytest.MonkeyPatch, runner_ticks: Ticks
+) -> None:
     one_job_per_key = dataclasses.replace(jobs_settings, jobs_per_key=1)
-    with TestClient(create_app(one_job_per_key)) as client:
-        job_id = client.post("/documents", files=files, headers=WRITE).json()["id"]
-        _wait_until(client, job_id, lambda job: job["progress"]["summarized"] >= 1)
-        second = client.post("/documents", files=files[:1], headers=WRITE)
+    with (
+        summaries_held(monkeypatch, after=1) as hold,
+        TestClient(create_app(one_job_per_key)) as client,
+    ):
+        job_id = client.post("/documents", files=_upload_six(), headers=WRITE).json()["id"]
+        hold.wait_reached()  # one summary written, five pending
+        second = client.post("/documents", files=_upload_six("other.md"), headers=WRITE)
         assert second.status_code == 429
         assert int(second.headers["retry-after"]) > 0
+        seen = runner_ticks.count
         asked = client.delete(f"/jobs/{job_id}", headers=WRITE)
         assert asked.status_code == 200
         assert asked.json()["cancel_requested"] is True
+        # A whole round of the runner after the request: it has told the job to stop,
+        # which the job does at its next summary.
+        runner_ticks.wait_beyond(seen, rounds=2)
+        hold.release()
         job = _wait(client, job_id, FINAL)
         assert job["state"] == "cancelled"
-        assert job["progress"]["summarized"] < job["progress"]["summaries_total"]
+        assert job["progress"]["summarized"] < job["progress"]["summaries_total"] == 6
         synopsis: Synopsis = client.app.state.synopsis
         assert_invariants_so_far(synopsis.store)
         assert client.delete(f"/jobs/{job_id}", headers=WRITE).status_code == 409
@@ -245,7 +280,7 @@ def test_a_running_job_cancels_cleanly_and_a_retry_converges(jobs_settings: Sett
         job = _wait(client, job_id, FINAL)
         assert job["state"] == "done", job
         found = assert_invariants(synopsis.store)
-        assert sum(found.originals.values()) == sum(found.summaries.values()) > 0
+        assert dict(found.originals) == dict(found.summaries) == {"guide.md": 6}
         assert client.post(f"/jobs/{job_id}/retry", headers=WRITE).status_code == 409
 
 
@@ -259,14 +294,14 @@ def assert_invariants_so_far(store: Store) -> None:
 
 
 def test_a_restart_during_a_job_leaves_it_interrupted_and_a_retry_finishes_it(
-    jobs_settings: Settings,
+    jobs_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    files = [("files", ("modules.html", (TUTORIAL / "modules.html").read_bytes()))]
-    with TestClient(create_app(jobs_settings)) as client:
-        job_id = client.post("/documents", files=files, headers=WRITE).json()["id"]
-        _wait_until(client, job_id, lambda job: job["progress"]["summarized"] >= 1)
-    # The service stopped: the job says so at once, and its upload is kept for a retry.
-    assert (jobs_settings.data_dir / "uploads" / job_id).is_dir()
+    with summaries_held(monkeypatch, after=1) as hold:
+        with TestClient(create_app(jobs_settings)) as client:
+            job_id = client.post("/documents", files=_upload_six(), headers=WRITE).json()["id"]
+            hold.wait_reached()  # one summary written, five pending
+        # The service stopped: the job says so at once, and its upload is kept for a retry.
+        assert (jobs_settings.data_dir / "uploads" / job_id).is_dir()
     with TestClient(create_app(jobs_settings)) as client:
         job = client.get(f"/jobs/{job_id}", headers=WRITE).json()
         assert job["state"] == "interrupted"

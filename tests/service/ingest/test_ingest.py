@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.conftest import IsolatedSettings
+from tests.conftest import IsolatedSettings, cheap_model_settings
 from tests.service.conftest import (
     CONTROLFLOW,
     CONTROLFLOW_CHUNKS,
@@ -38,6 +37,7 @@ from tests.service.conftest import (
     write_controlflow_markdown,
     write_markdown,
 )
+from tests.service.holds import mentioning, ollama_gate
 
 pytestmark = pytest.mark.integration
 
@@ -297,45 +297,53 @@ def _synopsis_command() -> list[str]:
 def test_killed_ingest_is_completed_by_the_next_run(
     core: Synopsis, core_settings: Settings, controlflow: IngestReport, tmp_path: Path
 ) -> None:
-    """SIGKILL `synopsis ingest` once it has written originals, then run it again."""
+    """SIGKILL `synopsis ingest` after it wrote the first file's originals and before the
+    second file's: the run is held there by a gate that holds the second file's embedding
+    request (its Ollama is the gate, the real Ollama behind it)."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     write_controlflow_markdown(corpus / "a_controlflow.md")  # cached summaries: fast
-    write_markdown(corpus / "b_notes.md", "Notes", _NOTES)  # needs the model: slow
+    write_markdown(corpus / "b_notes.md", "Notes", _NOTES)  # needs the model
     sources = [str(corpus / "a_controlflow.md"), str(corpus / "b_notes.md")]
-    env = {**os.environ, "SYNOPSIS_COLLECTION_PREFIX": core_settings.collection_prefix}
-    try:
-        process = subprocess.Popen(
-            [*_synopsis_command(), "ingest", str(corpus)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 300
-        while process.poll() is None and time.monotonic() < deadline:
-            if _count(core.store, sources[0])[0] > 0:
+    with ollama_gate(core_settings.resolved_ollama_url) as gate:
+        gate.hold = mentioning(_NOTES["Virtual environments"])
+        env = {
+            **os.environ,
+            "SYNOPSIS_COLLECTION_PREFIX": core_settings.collection_prefix,
+            "SYNOPSIS_OLLAMA_URL": gate.url,
+        }
+        try:
+            process = subprocess.Popen(
+                [*_synopsis_command(), "ingest", str(corpus)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            try:
+                assert gate.held.wait(300), "the second file was never embedded"
+            finally:
                 process.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.05)
-        assert process.wait(timeout=60) == -signal.SIGKILL, "the ingest ended before the kill"
-        killed_at = census(core.store)
-        assert killed_at.originals[sources[1]] == 0
+            assert process.wait(timeout=60) == -signal.SIGKILL
+            killed_at = census(core.store)
+            assert killed_at.originals[sources[0]] == CONTROLFLOW_CHUNKS
+            assert killed_at.originals[sources[1]] == 0
+            gate.release()
 
-        code, stdout, stderr = cli(core_settings, "ingest", str(corpus))
+            code, stdout, stderr = cli(core_settings, "ingest", str(corpus))
 
-        assert code == 0, stderr
-        assert stdout.startswith("2 sources (")
-        found = assert_invariants(core.store)
-        assert [found.originals[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
-        assert [found.summaries[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
-        records = [core.store.source_record(source) for source in sources]
-        assert [(r.status, r.chunks) for r in records if r] == [
-            ("complete", CONTROLFLOW_CHUNKS),
-            ("complete", 2),
-        ]
-    finally:
-        for source in sources:
-            core.delete_source(source)
+            assert code == 0, stderr
+            assert stdout.startswith("2 sources (")
+            found = assert_invariants(core.store)
+            assert [found.originals[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
+            assert [found.summaries[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
+            records = [core.store.source_record(source) for source in sources]
+            assert [(r.status, r.chunks) for r in records if r] == [
+                ("complete", CONTROLFLOW_CHUNKS),
+                ("complete", 2),
+            ]
+        finally:
+            for source in sources:
+                core.delete_source(source)
 
 
 _TOPICS = {
@@ -352,12 +360,15 @@ def test_ollama_stopped_mid_ingest_is_a_clear_error_and_a_rerun_completes(
     isolated_settings: IsolatedSettings,
     tmp_path: Path,
 ) -> None:
-    """Summarize on a separate Ollama, stop it after the first summary, start it again."""
-    isolated = isolated_settings(500, weaviate=False, ollama=True)
+    """Summarize on a separate Ollama, stop it after the first summary, start it again.
+    The summaries only need to exist: the smallest model writes them, briefly."""
+    isolated = cheap_model_settings(isolated_settings(500, weaviate=False, ollama=True))
     ollama = LocalStack(isolated)
     assert ollama.up().ollama.running
     # The test's Synopsis sees that Ollama as external, so nothing restarts it behind our back.
-    settings = dataclasses.replace(core_settings, ollama_url=ollama.ollama_url, summary_retries=1)
+    settings = dataclasses.replace(
+        cheap_model_settings(core_settings), ollama_url=ollama.ollama_url, summary_retries=1
+    )
     document = str(write_markdown(tmp_path / "topics.md", "Topics", _TOPICS))
     stopped: list[str] = []
 

@@ -5,7 +5,10 @@ invariants hold with the counts of a clean ingest.
 
 Weaviate and Ollama are killed in throwaway local stacks of their own (the shared
 stack's other half is used as is); the service is killed as a real `synopsis serve`
-process. Every wait is bounded.
+process. The job ingests two short documents (six and two sections) whose summaries only
+need to exist (`cheap_model_settings`). Each kill lands at a known point: the job holds
+after its first summaries (`tests/service/holds.py`), so it is summarizing with summaries
+pending, however fast the machine. Every wait is bounded and polls for a condition.
 """
 
 from __future__ import annotations
@@ -35,28 +38,32 @@ from service.settings import Settings
 from service.stack import LocalStack
 from splitters import chunk_documents
 from splitters.metadata import HEADERS
-from tests.conftest import IsolatedSettings
-from tests.service.conftest import assert_invariants
+from tests.conftest import IsolatedSettings, cheap_model_settings, model_env
+from tests.service.conftest import assert_invariants, six_sections_markdown
+from tests.service.holds import OllamaGate, chat_after, ollama_gate, summaries_held
 from tests.service.serving import free_port, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
 
-TUTORIAL = Path("/usr/share/doc/python3.11/html/tutorial")
-PAGES = ("appendix.html", "interpreter.html")
 FINAL = {"done", "failed", "cancelled", "interrupted"}
+DOCUMENTS = {
+    "guide.md": six_sections_markdown().encode(),
+    "notes.md": b"# Notes\n\n## Backups\n\nRun `quill backup` nightly.\n\n"
+    b"## Restores\n\n`quill restore FILE` brings a backup back.\n",
+}
 
 
 def _upload() -> list[tuple[str, tuple[str, bytes]]]:
-    return [("files", (name, (TUTORIAL / name).read_bytes())) for name in PAGES]
+    return [("files", (name, data)) for name, data in DOCUMENTS.items()]
 
 
 def _clean_counts(settings: Settings, tmp_path: Path) -> dict[str, int]:
-    """Chunks per source that one clean ingest of `PAGES` stores (repeats kept once)."""
+    """Chunks per source that one clean ingest of `DOCUMENTS` stores (repeats kept once)."""
     files = []
-    for name in PAGES:
+    for name, data in DOCUMENTS.items():
         path = tmp_path / name
-        path.write_bytes((TUTORIAL / name).read_bytes())
-        files.append(JobFile(path=str(path), source=name, content_type="text/html"))
+        path.write_bytes(data)
+        files.append(JobFile(path=str(path), source=name, content_type="text/markdown"))
     documents = list(file_documents(tuple(files), options=LoadOptions(), on_error=print))
     counts: dict[str, int] = {}
     for document in documents:
@@ -68,8 +75,9 @@ def _clean_counts(settings: Settings, tmp_path: Path) -> dict[str, int]:
 
 def _settings(base: Settings, prefix: str) -> Settings:
     return dataclasses.replace(
-        base,
+        cheap_model_settings(base),
         collection_prefix=prefix,
+        api_weaviate_probe_seconds=0.2,
         summary_timeout=max(base.summary_timeout, 600.0),
         summary_retries=1,
         jobs_poll_seconds=0.2,
@@ -95,11 +103,6 @@ def _wait(http: Any, job_id: str, done: Any, *, timeout: float = 900) -> dict[st
             return job
         assert time.monotonic() < deadline, response.text
         time.sleep(0.3)
-
-
-def _summarizing(job: dict[str, Any]) -> bool:
-    assert job["state"] not in FINAL, job
-    return bool(job["progress"]["summarized"] >= 1)
 
 
 def _ended(job: dict[str, Any]) -> bool:
@@ -134,6 +137,8 @@ class _Service:
 
     def start(self) -> None:
         env = {
+            **model_env(self.settings),
+            "SYNOPSIS_OLLAMA_URL": self.settings.ollama_url,
             "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs_poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs_lease_seconds),
@@ -153,8 +158,18 @@ class _Service:
 
 
 @pytest.fixture
-def service(settings: Settings, tmp_path: Path) -> Iterator[_Service]:
-    configured = _settings(settings, "TestFaultService")
+def gate(cheap_settings: Settings) -> Iterator[OllamaGate]:
+    """The shared Ollama behind a gate that holds chat requests after the first one."""
+    with ollama_gate(cheap_settings.resolved_ollama_url) as running:
+        running.hold = chat_after(running, 1)
+        yield running
+
+
+@pytest.fixture
+def service(cheap_settings: Settings, gate: OllamaGate, tmp_path: Path) -> Iterator[_Service]:
+    configured = dataclasses.replace(
+        _settings(cheap_settings, "TestFaultService"), ollama_url=gate.url
+    )
     _drop(configured)
     running = _Service(configured, free_port(), tmp_path / "serve.log")
     try:
@@ -166,7 +181,7 @@ def service(settings: Settings, tmp_path: Path) -> Iterator[_Service]:
 
 
 def test_kill_9_of_the_service_mid_job_interrupts_it_and_a_retry_converges(
-    service: _Service, tmp_path: Path
+    service: _Service, gate: OllamaGate, tmp_path: Path
 ) -> None:
     expected = _clean_counts(service.settings, tmp_path)
     service.start()
@@ -174,8 +189,11 @@ def test_kill_9_of_the_service_mid_job_interrupts_it_and_a_retry_converges(
         accepted = http.post("/documents", files=_upload())
         assert accepted.status_code == 202, accepted.text
         job_id = accepted.json()["id"]
-        _wait(http, job_id, _summarizing)
+        # Held after its first summaries: the kill lands mid-summarizing, six pending.
+        assert gate.held.wait(600), "the job sent no second summary request"
+        assert http.get(f"/jobs/{job_id}").json()["state"] == "running"
     service.kill(signal.SIGKILL)
+    gate.release()
 
     service.start()
     with httpx.Client(base_url=service.url, timeout=30) as http:
@@ -216,17 +234,28 @@ def _kill_component(settings: Settings, name: str) -> None:
         time.sleep(0.2)
 
 
+def _until_ready_is(http: Any, status: int) -> None:
+    """Poll `/ready` (the service probes Weaviate every `api_weaviate_probe_seconds`)."""
+    deadline = time.monotonic() + 30
+    while http.get("/ready").status_code != status:
+        assert time.monotonic() < deadline, f"/ready did not answer {status} within 30 s"
+        time.sleep(0.1)
+
+
 def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converges(
-    isolated_settings: IsolatedSettings, tmp_path: Path
+    isolated_settings: IsolatedSettings,
+    cheap_settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = _settings(isolated_settings(700, ollama=False), "TestFaultWeaviate")
     LocalStack(settings).up()
     expected = _clean_counts(settings, tmp_path)
-    with TestClient(create_app(settings)) as http:
+    with summaries_held(monkeypatch, after=1) as hold, TestClient(create_app(settings)) as http:
         job_id = http.post("/documents", files=_upload()).json()["id"]
-        _wait(http, job_id, _summarizing)
+        hold.wait_reached()  # summarizing, 7 summaries pending
         _kill_component(settings, "weaviate")
-        time.sleep(3)  # the service probes Weaviate every 2 s
+        _until_ready_is(http, 503)
 
         started = time.monotonic()
         _assert_503(http.post("/search", json={"query": "interactive mode"}), "weaviate")
@@ -240,6 +269,7 @@ def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converge
         while http.post("/search", json={"query": "interactive mode"}).status_code != 200:
             assert time.monotonic() - back < 15, "searches did not succeed again"
             time.sleep(0.5)
+        hold.release()
         # The job either came to write after Weaviate was back (and is done), or hit the
         # dead Weaviate and failed; that state is recorded once Weaviate is back, without
         # restarting the service, and a retry finishes it.
@@ -254,7 +284,7 @@ def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converge
 
 
 def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converges(
-    isolated_settings: IsolatedSettings, tmp_path: Path
+    isolated_settings: IsolatedSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = Settings.from_env()
     settings = dataclasses.replace(
@@ -266,10 +296,14 @@ def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converge
     _drop(settings)
     expected = _clean_counts(settings, tmp_path)
     try:
-        with TestClient(create_app(settings)) as http:
+        with (
+            summaries_held(monkeypatch, after=1) as hold,
+            TestClient(create_app(settings)) as http,
+        ):
             job_id = http.post("/documents", files=_upload()).json()["id"]
-            _wait(http, job_id, _summarizing)
+            hold.wait_reached()  # summarizing, 7 summaries pending
             _kill_component(settings, "ollama")
+            hold.release()  # the held summaries meet the dead Ollama
 
             job = _wait(http, job_id, _ended, timeout=300)
             assert job["state"] == "failed", job
