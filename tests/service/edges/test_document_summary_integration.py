@@ -14,6 +14,7 @@ from litestar.testing import TestClient
 from service.edges.api import create_app
 from service.ingest.pipeline import IngestReport
 from service.settings import Settings
+from service.synopsis import Synopsis
 from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS, cli
 
 pytestmark = pytest.mark.integration
@@ -28,18 +29,28 @@ def test_a_document_summary_is_written_once_then_cached(
     headers = {"Authorization": f"Bearer {READ_KEY}"}
     path = f"/documents/{quote(CONTROLFLOW, safe='')}/summary"
     with TestClient(create_app(settings)) as client:
+        synopsis: Synopsis = client.app.state.synopsis
+        # A summary cached by an earlier run of this stack would cost no call: forget it.
+        record = synopsis.source(CONTROLFLOW)
+        assert record is not None
+        summarizer = synopsis.document_summarizer
+        (summarizer.cache_dir / f"{summarizer._key(record, 'brief')}.json").unlink(missing_ok=True)
         first = client.get(path, headers=headers)
         assert first.status_code == 200, first.text
         body = first.json()
         assert body["source"] == CONTROLFLOW
         assert body["title"] == "4. More Control Flow Tools"
         assert body["sections"] == CONTROLFLOW_CHUNKS
-        assert body["kind"] in ("generated", "extractive")
+        assert (body["cached"], body["llm_calls"] >= 1) == (False, True)
         assert body["summary"]
-        if body["kind"] == "extractive":  # the outline, quoted from the index
+        # The model's reply is kept when the grounding check passes it, else the outline
+        # is quoted from the index; which one differs between machines, each is exact.
+        if body["kind"] == "generated":
+            assert body["support"] >= settings.answer_min_support
+        else:
+            assert body["kind"] == "extractive"
+            assert body["support"] < settings.answer_min_support
             assert body["summary"].startswith("4. More Control Flow Tools:\n- ")
-        # A cached summary from an earlier run of this stack costs no call.
-        assert body["llm_calls"] >= 1 or body["cached"]
 
         again = client.get(path, headers=headers).json()
         assert again == {**body, "cached": True, "llm_calls": 0}
