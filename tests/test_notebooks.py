@@ -13,6 +13,7 @@ from nbclient import NotebookClient
 from service.connections import connect_weaviate
 from service.index.store import Store
 from service.settings import Settings
+from tests.conftest import model_env
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 #: The collection prefix the notebooks use; dropped after each run even if a cell failed.
@@ -41,12 +42,16 @@ def test_notebooks_are_committed_without_outputs(path: Path) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_top_to_bottom(
-    path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    path: Path, cheap_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The kernel inherits this process's environment, so Settings.from_env() sees it.
     monkeypatch.setenv(
         "SYNOPSIS_SUMMARY_TIMEOUT", os.environ.get("SYNOPSIS_SUMMARY_TIMEOUT", SUMMARY_TIMEOUT)
     )
+    # The test checks that every cell runs; what the model writes is the walkthrough's
+    # reader's to see, not the test's: the smallest model, briefly (`cheap_settings`).
+    for name, value in model_env(cheap_settings).items():
+        monkeypatch.setenv(name, value)
     notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook,
@@ -57,7 +62,7 @@ def test_notebook_runs_top_to_bottom(
     try:
         client.execute()  # raises CellExecutionError, naming the cell, on any error
     finally:
-        _drop_notebook_collections(settings)
+        _drop_notebook_collections(cheap_settings)
 
 
 def _drop_notebook_collections(settings: Settings) -> None:

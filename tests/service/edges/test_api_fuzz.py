@@ -10,7 +10,7 @@ status codes, content types, headers and bodies as the document declares them, i
 data rejected, valid data accepted.
 
 `POST /ask` gets `ASK_EXAMPLES` examples per mode only (each one whose retrieval passes
-calls the local LLM for about ten seconds); every other operation `EXAMPLES` with the key
+calls the local LLM: the smallest model, briefly); every other operation `EXAMPLES` with the key
 and `NO_KEY_EXAMPLES` without. Hypothesis drives the generation (schemathesis' pytest
 plugin does not run on this pytest); a case is one request, shrinking included.
 
@@ -87,17 +87,20 @@ def _drop(settings: Settings) -> None:
 
 
 @pytest.fixture(scope="module")
-def fuzz_app(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Litestar]:
-    """The app on test collections with one indexed page; no job runs in it."""
+def fuzz_app(
+    cheap_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Litestar]:
+    """The app on test collections with one indexed page; no job runs in it. Summaries and
+    answers only need to exist (`cheap_settings`): the run checks the API's contract."""
     configured = dataclasses.replace(
-        settings,
+        cheap_settings,
         collection_prefix=PREFIX,
         jobs_workers=0,
         jobs_queue_size=1_000_000,
         jobs_per_key=1_000_000,
         api_read_keys=READ_KEY,
         api_write_keys=WRITE_KEY,
-        summary_timeout=max(settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
     )
     _drop(configured)
     page = tmp_path_factory.mktemp("fuzz-docs") / "loops.md"

@@ -28,6 +28,7 @@ from service.connections import connect_weaviate
 from service.index.store import Store
 from service.jobs import JobStore
 from service.settings import Settings
+from tests.conftest import model_env
 from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
@@ -58,13 +59,15 @@ def _drop(settings: Settings) -> None:
 
 @pytest.fixture
 def server(
-    settings: Settings, tmp_path: Path
+    cheap_settings: Settings, tmp_path: Path
 ) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    """`synopsis serve --workers 2` on a free loopback port: (base URL, process, log)."""
-    test_settings = dataclasses.replace(settings, collection_prefix=PREFIX)
+    """`synopsis serve --workers 2` on a free loopback port: (base URL, process, log).
+    Its summaries only need to exist (`cheap_settings`)."""
+    test_settings = dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
     _drop(test_settings)
     port = free_port()
     env = {
+        **model_env(cheap_settings),
         "SYNOPSIS_COLLECTION_PREFIX": PREFIX,
         "SYNOPSIS_JOBS_POLL_SECONDS": "0.2",
         "SYNOPSIS_API_READ_KEYS": READ_KEY,

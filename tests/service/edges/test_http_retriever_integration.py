@@ -1,7 +1,7 @@
 """`HttpSummaryRetriever` in a LangChain chain against a real `synopsis serve`.
 
-A three-section Markdown page is ingested in-process (three LLM summaries, cached after
-the first run) into collections prefixed `TestHttpRetriever`; then `synopsis serve` runs
+A three-section Markdown page is ingested in-process (three summaries that only need to
+exist: `cheap_settings`) into collections prefixed `TestHttpRetriever`; then `synopsis serve` runs
 as a subprocess on a free port over the same collections, with a read key. The retriever
 runs inside an LCEL chain (`{"context": retriever | format_docs, "question": …} | prompt
 | llm | parser`) whose chat model is a fake, so the test checks the wiring: the chain
@@ -38,6 +38,7 @@ from service.jobs import JobStore
 from service.query.search import search_request
 from service.settings import Settings
 from service.synopsis import Synopsis
+from tests.conftest import model_env
 from tests.service.conftest import write_markdown
 from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
 
@@ -73,8 +74,8 @@ def _drop(settings: Settings) -> None:
 
 
 @pytest.fixture(scope="module")
-def test_settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, collection_prefix=PREFIX)
+def test_settings(cheap_settings: Settings) -> Settings:
+    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +98,13 @@ def page(test_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 @pytest.fixture(scope="module")
-def base_url(page: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def base_url(
+    page: str, test_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """`synopsis serve` on a free loopback port over the test collections, with a read key."""
     port = free_port()
     env = {
+        **model_env(test_settings),
         "SYNOPSIS_COLLECTION_PREFIX": PREFIX,
         "SYNOPSIS_API_READ_KEYS": READ_KEY,
         "SYNOPSIS_API_WRITE_KEYS": WRITE_KEY,

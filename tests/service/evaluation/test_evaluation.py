@@ -467,7 +467,8 @@ returns the salvaged copper in grams.
 
 
 @pytest.mark.integration
-def test_evaluation_on_a_tiny_ingested_document(settings: Settings, tmp_path: Path) -> None:
+def test_evaluation_on_a_tiny_ingested_document(cheap_settings: Settings, tmp_path: Path) -> None:
+    """The runner on the real stack; its summaries only need to exist (`cheap_settings`)."""
     from service.synopsis import Synopsis  # noqa: PLC0415 - loads the whole pipeline
 
     source = tmp_path / f"widgets-{uuid.uuid4().hex[:8]}.md"
@@ -478,7 +479,7 @@ def test_evaluation_on_a_tiny_ingested_document(settings: Settings, tmp_path: Pa
         query("recycle_bin copper", (source.name, "3.")),
         query("configure a Kubernetes ingress controller"),
     ]
-    eval_settings = dataclasses.replace(settings, collection_prefix="TestEval")
+    eval_settings = dataclasses.replace(cheap_settings, collection_prefix="TestEval")
     with Synopsis.open(eval_settings) as synopsis:
         try:
             report = synopsis.ingest([str(source)])

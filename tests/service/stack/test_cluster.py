@@ -3,8 +3,9 @@ three times over: the raft leader is killed, searches and an ingest go on, the n
 back and every node ends up with the same objects.
 
 The cluster has its own ports and data dir (`isolated_settings`); the shared Ollama writes
-the summaries (five short sections, a few seconds each). Every wait is bounded. Run with
-`-s` to see the timings (docs/reliability.md has them).
+the summaries (five short sections, by the smallest model: they only need to exist).
+Every wait is bounded. Run with `-s` to see the timings (docs/reliability.md has
+them).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.conftest import IsolatedSettings
+from tests.conftest import IsolatedSettings, cheap_model_settings
 from tests.service.conftest import assert_invariants, write_markdown
 
 pytestmark = pytest.mark.integration
@@ -62,12 +63,15 @@ def _wait_for(what: str, probe: Callable[[], T | None], timeout: float) -> tuple
 
 
 @pytest.fixture
-def cluster(isolated_settings: IsolatedSettings, ollama_url: str) -> Iterator[Settings]:
+def cluster(
+    isolated_settings: IsolatedSettings, ollama_url: str, cheap_settings: Settings
+) -> Iterator[Settings]:
     """Settings of a 3-node cluster on its own ports, Synopsis replicating 3 times, the
-    shared Ollama; the fixture stops the cluster afterwards."""
+    shared Ollama with the smallest model (the summaries only need to exist); the fixture
+    stops the cluster afterwards."""
     isolated = isolated_settings(600, ollama=False)
     yield dataclasses.replace(
-        isolated,
+        cheap_model_settings(isolated),
         ollama_url=ollama_url,
         collection_prefix=PREFIX,
         weaviate_nodes=3,
