@@ -40,6 +40,11 @@ TIMEOUT = 5.0
 FETCH_DEADLINE = 10.0
 MAX_BYTES = 20_000_000
 BOMB_INFLATED = 2 * 1024**3  # what the decompression bomb inflates to: 2 GiB
+#: When an endless response stops if the client never hangs up: long past any fetch
+#: deadline and size cap, so a loader that ignored them ends with a wrong outcome (it
+#: loads the page), not with a test that hangs.
+GIVE_UP_SECONDS = 120.0
+GIVE_UP_BYTES = 3 * MAX_BYTES
 PDF_PAGES = 10_000
 
 
@@ -226,34 +231,47 @@ class _Handler(BaseHTTPRequestHandler):
         self._head(200, {"Content-Type": content_type, "Content-Length": str(len(data)), **headers})
         self.wfile.write(data)
 
+    def _going_on(self, started: float, sent: int) -> bool:
+        """Whether an endless response goes on (`GIVE_UP_SECONDS`, `GIVE_UP_BYTES`)."""
+        server: HostileServer = self.server  # type: ignore[assignment]
+        return (
+            not server.stopping.is_set()
+            and time.monotonic() - started < GIVE_UP_SECONDS
+            and sent < GIVE_UP_BYTES
+        )
+
     def _endless(self, first: bytes, piece: bytes, pause: float) -> None:
-        """Headers (no length, close delimited), `first`, then `piece` every `pause` s."""
+        """Headers (no length, close delimited), `first`, then `piece` every `pause` s,
+        until the client hangs up (or the server gives up)."""
         self.close_connection = True
         self._head(200, {"Content-Type": "text/html; charset=utf-8", "Connection": "close"})
+        started, sent = time.monotonic(), len(first)
         try:
             self.wfile.write(first)
             self.wfile.flush()
-            while not self.server.stopping.is_set():  # type: ignore[attr-defined]
+            while self._going_on(started, sent):
                 self.wfile.write(piece)
                 self.wfile.flush()
+                sent += len(piece)
                 if pause:
                     time.sleep(pause)
         except OSError:
-            return  # the client gave up: what it should do
+            self.server.client_left(self.path)  # type: ignore[attr-defined]
 
     def _trickled_headers(self, pause: float) -> None:
         """A status line, then one byte of a header line every `pause` s: the response's
         headers never end, and no single read waits long."""
         self.close_connection = True
+        started = time.monotonic()
         try:
             self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
             self.wfile.flush()
-            while not self.server.stopping.is_set():  # type: ignore[attr-defined]
+            while self._going_on(started, 0):
                 self.wfile.write(b"x")
                 self.wfile.flush()
                 time.sleep(pause)
         except OSError:
-            return  # the client gave up: what it should do
+            self.server.client_left(self.path)  # type: ignore[attr-defined]
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -297,16 +315,34 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class HostileServer(ThreadingHTTPServer):
-    """Serves the HTTP cases on 127.0.0.1 (a free port) until `stop()`."""
+    """Serves the HTTP cases on 127.0.0.1 (a free port) until `stop()`.
+
+    An endless response (a trickle, an endless body) goes on until its client hangs up:
+    `client_hung_up(path)` tells whether a client did, i.e. the loader ended the fetch
+    itself, as its deadline or size cap should, while the server had more to send.
+    """
 
     daemon_threads = True
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.stopping = threading.Event()
+        self._left: set[str] = set()
+        self._changed = threading.Condition()
         self._thread = threading.Thread(
             target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
+
+    def client_left(self, path: str) -> None:
+        with self._changed:
+            self._left.add(path)
+            self._changed.notify_all()
+
+    def client_hung_up(self, path: str, *, wait: float = 30.0) -> bool:
+        """Whether a client hung up on `path` mid-response. The server sees it at its next
+        write (a trickle writes every second): waits for that, `wait` s at most."""
+        with self._changed:
+            return self._changed.wait_for(lambda: path in self._left, wait)
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # a client hanging up on a bomb or a trickle is the point, not an error

@@ -1,7 +1,9 @@
-"""The hostile corpus (`tests/loaders/hostile.py`): every case ends, quickly, with a
-`LoaderError` naming its source and a clear reason, or loads into a bounded number of
-chunks. The cases that could take memory run in a fresh process, whose peak RSS is
-checked; `benchmarks/bench_hostile.py` measures all of them that way."""
+"""The hostile corpus (`tests/loaders/hostile.py`): every case ends with a `LoaderError`
+naming its source and a clear reason, or loads into a bounded number of chunks; an
+endless response is ended by the loader itself (it hangs up at its deadline or size cap).
+The cases that could take memory run in a fresh process, whose peak RSS is checked.
+How long each case takes is `benchmarks/bench_hostile.py`'s to measure (a figure, not
+an assertion): it runs all of them that way."""
 
 from __future__ import annotations
 
@@ -73,6 +75,9 @@ MEMORY_BOUND_MB = {
     "http-endless-body": 150,
 }
 FETCH_DEADLINE = 2.0
+#: The responses that never end by themselves: the loader must hang up, at its fetch
+#: deadline (a trickle) or its size cap (an endless body).
+ENDLESS = {"http-slow-loris", "http-slow-headers", "http-endless-body"}
 
 
 @pytest.fixture(scope="module")
@@ -95,18 +100,25 @@ def _check(case: str, source: str, outcome: str, chunks: int, reasons: list[str]
         assert reasons == []
 
 
+def _check_hung_up(case: str, server: HostileServer) -> None:
+    """An endless response was ended by the loader (the server had more to send), and
+    the reason says why: the deadline or the cap. How long each case takes is measured by
+    `benchmarks/bench_hostile.py` (docs/reliability.md), not asserted here."""
+    if case in ENDLESS:
+        assert server.client_hung_up(HTTP[case][0]), f"{case}: the loader never hung up"
+
+
 # The cases take about a minute of CPU (20 MB pages, 10,000-page PDFs): corpus tests, not
 # the unit tier.
 @pytest.mark.corpus
 @pytest.mark.parametrize("case", [case for case in EXPECTED if case not in MEMORY_BOUND_MB])
-def test_case_ends_quickly_with_a_reason_or_bounded_chunks(
+def test_case_ends_with_a_reason_or_bounded_chunks(
     case: str, server: HostileServer, tmp_path: Path
 ) -> None:
     source = source_of(case, base_url=server.base_url, directory=tmp_path)
     outcome = run_case(case, source, fetch_deadline=FETCH_DEADLINE)
     _check(case, source, outcome.outcome, outcome.chunks, outcome.reasons)
-    # The slow-loris case is bounded by the deadline plus one read timeout at most.
-    assert outcome.seconds < 30.0
+    _check_hung_up(case, server)
 
 
 @pytest.mark.corpus
@@ -123,7 +135,7 @@ def test_case_memory_is_bounded_in_a_process_of_its_own(case: str, server: Hosti
     result = json.loads(done.stdout.strip().splitlines()[-1])
     source = server.base_url + HTTP[case][0] if case in HTTP else ""
     _check(case, source, result["outcome"], result["chunks"], result["reasons"])
-    assert result["seconds"] < 30.0
+    _check_hung_up(case, server)
     assert result["peak_rss_mb"] - result["baseline_rss_mb"] < MEMORY_BOUND_MB[case]
 
 
