@@ -31,8 +31,10 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -70,6 +72,9 @@ class LoadedCorpus:
 #: answers other than this machine's, to check that no test depends on the model's wording
 #: (docs/testing.md).
 TEMPERATURE_VARIABLE = "SYNOPSIS_TEST_CHAT_TEMPERATURE"
+#: The chat requests sampled that way in this session, per model and reply limit (the
+#: run's summary lists them: a run in which none was sampled checked nothing).
+_SAMPLED: Counter[str] = Counter()
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +89,7 @@ def settings() -> Iterator[Settings]:
     from tests.service.holds import ollama_gate, sampled  # noqa: PLC0415
 
     with ollama_gate(settings.resolved_ollama_url) as gate:
-        gate.rewrite = sampled(float(temperature))
+        gate.rewrite = sampled(float(temperature), _SAMPLED)
         # Subprocesses and the in-process CLI read the environment.
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("SYNOPSIS_OLLAMA_URL", gate.url)
@@ -231,6 +236,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         print(f"\nthread left running by the tests: {thread.name}\n{stack}", file=sys.stderr)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_LEFT_THREADS] = True
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """With `SYNOPSIS_TEST_CHAT_TEMPERATURE`: how many chat requests were sampled."""
+    temperature = os.environ.get(TEMPERATURE_VARIABLE)
+    if temperature:
+        counted = ", ".join(f"{model}: {n}" for model, n in sorted(_SAMPLED.items()))
+        terminalreporter.write_line(
+            f"chat requests sampled at temperature {temperature}: "
+            f"{sum(_SAMPLED.values())} ({counted or 'none'})"
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -18,6 +18,7 @@ import asyncio
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -215,10 +216,14 @@ def mentioning(text: str) -> Match:
     return match
 
 
-def sampled(temperature: float) -> Callable[[str, bytes], bytes]:
+def sampled(
+    temperature: float, counts: Counter[str] | None = None
+) -> Callable[[str, bytes], bytes]:
     """A rewrite that makes every chat request sample at `temperature` with a fresh
     random seed: the replies differ from run to run, as they do between machines'
-    builds (the service itself always asks for temperature 0)."""
+    builds (the service itself always asks for temperature 0). `counts` (if given)
+    counts the rewritten requests per model and reply limit ("MODEL, N tokens")."""
+    lock = threading.Lock()
 
     def rewrite(path: str, body: bytes) -> bytes:
         if not path.startswith(("/api/chat", "/api/generate")) or not body:
@@ -227,6 +232,11 @@ def sampled(temperature: float) -> Callable[[str, bytes], bytes]:
         options = request.setdefault("options", {})
         options["temperature"] = temperature
         options["seed"] = random.randrange(2**31)
+        if counts is not None:
+            with lock:
+                limit = options.get("num_predict")
+                tokens = f", {limit} tokens" if limit is not None else ""
+                counts[f"{request.get('model', '?')}{tokens}"] += 1
         return json.dumps(request).encode()
 
     return rewrite

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -80,12 +81,16 @@ def test_chat_after_holds_chats_once_enough_were_answered(
 
 
 def test_sampled_sets_a_temperature_and_a_seed_on_chats_only() -> None:
-    rewrite = sampled(0.8)
+    counts: Counter[str] = Counter()
+    rewrite = sampled(0.8, counts)
     body = json.dumps({"model": "m", "options": {"temperature": 0.0}}).encode()
     options = json.loads(rewrite("/api/chat", body))["options"]
     assert options["temperature"] == 0.8
     assert isinstance(options["seed"], int)
     assert rewrite("/api/embed", body) == body
+    limited = json.dumps({"model": "m", "options": {"num_predict": 24}}).encode()
+    rewrite("/api/chat", limited)
+    assert counts == {"m": 1, "m, 24 tokens": 1}
 
 
 def test_a_summary_hold_lets_the_first_through_and_holds_the_rest() -> None:
