@@ -8,12 +8,17 @@ stack by default (started on demand), or external servers when CI sets
 `corpus` tests share one load of the 530-page Python 3.11 HTML docs (`python_docs`): it
 takes minutes, so it happens once per session, and `-m "not corpus"` skips it.
 
-Which chat model a test runs (a summary or an answer is seconds of CPU per call):
+Which chat model a test runs (a summary or an answer is seconds of CPU per call, more
+for a larger model):
 
-- `settings`: the default models, as a user gets them. Use it where what the model
-  wrote is the point of the test: the shared control-flow ingest (`core`, whose
-  summaries the search and ingest tests read), `ask` on the CLI, the summary guard's
-  own test, `summaries`-mode search.
+- `settings`: the default models, as a user gets them. Use it where the default model's
+  own text is the point, on a short document (tests/service/test_default_model_integration.py:
+  its summaries through the guard, `summaries`-mode search, an answer), so that a slower
+  default model costs a few calls, not the suite's hundreds.
+- `core_settings` (tests/service/conftest.py): the shared control-flow ingest (`core`),
+  written by the smallest local chat model (`SMALLEST_CHAT_MODEL`) whatever the default,
+  with the default guard and lengths: real summaries and answers, which the guard's own
+  test, the search, CLI, `ask` and page tests read.
 - `cheap_settings` (or `cheap_model_settings(settings)` on settings a test built, and
   `model_env(...)` for a `synopsis serve` subprocess): the smallest local chat model for
   summaries and answers, short replies, the summary guard off. Use it where summaries
@@ -138,13 +143,18 @@ def model_env(settings: Settings) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def cheap_settings(settings: Settings) -> Settings:
-    """The shared stack's settings with `cheap_model_settings`; the smallest model is
-    created in its Ollama if the default models do not include it."""
-    cheap = cheap_model_settings(settings)
-    with httpx.Client(base_url=cheap.resolved_ollama_url, timeout=30.0) as client:
-        ensure_models(cheap, client, [SMALLEST_CHAT_MODEL], silent)
-    return cheap
+def smallest_model(settings: Settings) -> str:
+    """`SMALLEST_CHAT_MODEL`, created in the shared stack's Ollama if the default models
+    do not include it."""
+    with httpx.Client(base_url=settings.resolved_ollama_url, timeout=30.0) as client:
+        ensure_models(settings, client, [SMALLEST_CHAT_MODEL], silent)
+    return SMALLEST_CHAT_MODEL
+
+
+@pytest.fixture(scope="session")
+def cheap_settings(settings: Settings, smallest_model: str) -> Settings:
+    """The shared stack's settings with `cheap_model_settings`."""
+    return cheap_model_settings(settings)
 
 
 @pytest.fixture

@@ -3,7 +3,10 @@
 Summaries cost seconds of CPU each, so the "More Control Flow Tools" page is ingested
 once per session into collections prefixed `TestCore`; tests that need other sources
 write them under tmp paths (the page as Markdown has the same chunks, so it reuses the
-cached summaries).
+cached summaries). The smallest local chat model writes them and the answers, whatever
+the default model (`core_settings`): dozens of tests read this page, and a larger
+default model would make its 34 summaries cost minutes. The default model's own text is
+checked on a short document (tests/service/test_default_model_integration.py).
 The collections are dropped at the end of the session (set
 `SYNOPSIS_TEST_KEEP_COLLECTIONS=1` to keep them, so the next run skips the first ingest).
 """
@@ -28,6 +31,7 @@ from service.index.store import Store
 from service.ingest.pipeline import IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
+from tests.conftest import model_env
 
 CONTROLFLOW = "/usr/share/doc/python3.11/html/tutorial/controlflow.html"
 #: Chunks of CONTROLFLOW at the default 500 tokens (`synopsis chunk` lists them).
@@ -36,9 +40,12 @@ CORE_PREFIX = "TestCore"
 
 
 @pytest.fixture(scope="session")
-def core_settings(settings: Settings) -> Settings:
-    """The shared stack's settings, on the `TestCore` collections."""
-    return dataclasses.replace(settings, collection_prefix=CORE_PREFIX)
+def core_settings(settings: Settings, smallest_model: str) -> Settings:
+    """The shared stack's settings, on the `TestCore` collections, with the smallest local
+    chat model for summaries and answers (the guard, lengths and prompts as by default)."""
+    return dataclasses.replace(
+        settings, collection_prefix=CORE_PREFIX, chat_model=smallest_model, answer_model=""
+    )
 
 
 @pytest.fixture(scope="session")
@@ -62,11 +69,16 @@ def controlflow(core: Synopsis) -> IngestReport:
 def cli(
     settings: Settings, *args: str, env: Mapping[str, str] | None = None
 ) -> tuple[int, str, str]:
-    """Run `synopsis ARGS` in-process on `settings`' collections: (exit code, stdout, stderr)."""
+    """Run `synopsis ARGS` in-process on `settings`' collections and chat models: (exit
+    code, stdout, stderr)."""
     result = CliRunner().invoke(
         main,
         list(args),
-        env={"SYNOPSIS_COLLECTION_PREFIX": settings.collection_prefix, **(env or {})},
+        env={
+            "SYNOPSIS_COLLECTION_PREFIX": settings.collection_prefix,
+            **model_env(settings),
+            **(env or {}),
+        },
     )
     return result.exit_code, result.stdout, result.stderr
 

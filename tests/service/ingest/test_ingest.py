@@ -27,7 +27,7 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.conftest import IsolatedSettings, cheap_model_settings
+from tests.conftest import IsolatedSettings, cheap_model_settings, model_env
 from tests.service.conftest import (
     CONTROLFLOW,
     CONTROLFLOW_CHUNKS,
@@ -309,6 +309,7 @@ def test_killed_ingest_is_completed_by_the_next_run(
         gate.hold = mentioning(_NOTES["Virtual environments"])
         env = {
             **os.environ,
+            **model_env(core_settings),
             "SYNOPSIS_COLLECTION_PREFIX": core_settings.collection_prefix,
             "SYNOPSIS_OLLAMA_URL": gate.url,
         }

@@ -1,10 +1,11 @@
 """The summary guard on the real stack.
 
 The guard's own test reads what the session's shared ingest of the control-flow page
-stored (`controlflow`: 34 chunks summarized by the default chat model, the guard on, as
-a user gets it): every stored summary must pass validation or be an extractive fallback
-with its reasons, and the ingest's report must count them as they are stored. No model
-call of its own: the summaries are the ones the search tests read.
+stored (`controlflow`: 34 chunks summarized by the smallest local chat model, the guard
+on as by default): every stored summary must pass validation or be an extractive
+fallback with its reasons, and the ingest's report must count them as they are stored.
+No model call of its own: the summaries are the ones the search tests read. The default
+model's summaries go through the same check in tests/service/test_default_model_integration.py.
 
 Then `resummarize` (with a scripted model, no LLM call) replaces every summary of a
 small ingest of its own ("TestQuality" collections, three sections whose summaries only
