@@ -48,7 +48,11 @@ def test_search_json_gives_each_hit_its_page_section_and_summary(
     assert len(hits) == 5
     for hit in hits:
         assert {"id", "source", "title", "headers", "content", "summary", "score"} <= hit.keys()
-        assert (hit["source"], hit["title"], hit["headers"][0]) == (CONTROLFLOW, PAGE_TITLE, PAGE_TITLE)
+        assert (hit["source"], hit["title"], hit["headers"][0]) == (
+            CONTROLFLOW,
+            PAGE_TITLE,
+            PAGE_TITLE,
+        )
         assert hit["headers"][-1].startswith("4.")
         assert hit["content"].strip()
         assert isinstance(hit["summary"], str)
