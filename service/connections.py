@@ -56,7 +56,11 @@ _GRPC = GrpcConfig(channel_options=[("grpc.max_reconnect_backoff_ms", 5000)])
 
 def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
     """A connected Weaviate client (the caller closes it)."""
-    timeout = Timeout(init=10, query=60, insert=120)
+    timeout = Timeout(
+        init=settings.weaviate_init_timeout,
+        query=settings.weaviate_query_timeout,
+        insert=settings.weaviate_insert_timeout,
+    )
     try:
         if settings.uses_local_weaviate:
             return weaviate.connect_to_local(
@@ -97,11 +101,15 @@ def ollama_chat(
     max_tokens: int,
     stop: Sequence[str] = (),
     model: str | None = None,
-    timeout: float | None = None,
+    timeout: float,
 ) -> ChatOllama:
     """A chat model behind the configured Ollama (the settings' chat model unless
     `model` names another, e.g. the vision model): deterministic, at most `max_tokens`
-    per reply. Every chat model shares one context size, so Ollama loads each once."""
+    per reply. Every chat model shares one context size, so Ollama loads each once.
+
+    `timeout` bounds each wait on the server (connecting, each read: the whole reply, or
+    each part of a streamed one), so a hung server fails the call rather than holding it.
+    """
     from langchain_ollama import ChatOllama  # only commands that write or answer need it
 
     return ChatOllama(
@@ -113,7 +121,7 @@ def ollama_chat(
         num_ctx=settings.chat_context_tokens,
         stop=list(stop) or None,
         keep_alive=1800,
-        client_kwargs={"timeout": timeout} if timeout else {},
+        client_kwargs={"timeout": timeout},
     )
 
 

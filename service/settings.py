@@ -51,6 +51,16 @@ LOADER_LIMITS = (
     "max_inflated_bytes",
     "max_compression_ratio",
 )
+#: The deadlines of outbound calls (seconds, each more than 0).
+_DEADLINES = (
+    "weaviate_init_timeout",
+    "weaviate_query_timeout",
+    "weaviate_insert_timeout",
+    "embedding_timeout",
+    "query_embedding_timeout",
+    "answer_timeout",
+    "summary_timeout",
+)
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
 _LOCAL_WEAVIATE_NODES = (1, 3)
 
@@ -89,6 +99,19 @@ class Settings:
 
     # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
     ollama_url: str = ""
+
+    # Deadlines of the calls to Weaviate and Ollama, in seconds: a server that hangs (not
+    # dead: it accepts connections and never answers) fails the call after this long, and
+    # the HTTP API answers 503. Weaviate: connecting (each start-up check), a query or a
+    # REST call, a batch write. Ollama: a batch of document texts to embed, a query to
+    # embed, and an answer (also a document summary, a follow-up rewrite), the wait for
+    # each of its streamed parts. Summaries have their own, `summary_timeout`.
+    weaviate_init_timeout: float = 10.0
+    weaviate_query_timeout: float = 60.0
+    weaviate_insert_timeout: float = 120.0
+    embedding_timeout: float = 120.0
+    query_embedding_timeout: float = 10.0
+    answer_timeout: float = 120.0
 
     # Prefix of the collection names (e.g. "Mxbai" → MxbaiOriginalDocuments): re-index into
     # new collections when the embedding model changes, or keep separate indexes apart.
@@ -274,6 +297,7 @@ class Settings:
         self._check_replication()
         self._check_local_ports()
         self._check_api_limits()
+        self._check_deadlines()
         if self.conversation_rewrite not in REWRITE_METHODS:
             raise ConfigurationError(
                 f"{self.env_names()['conversation_rewrite']} must be one of "
@@ -313,6 +337,13 @@ class Settings:
             raise ConfigurationError(
                 f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"
             )
+
+    def _check_deadlines(self) -> None:
+        """Every deadline positive (a deadline of 0 would fail every call)."""
+        names = self.env_names()
+        for name in _DEADLINES:
+            if not getattr(self, name) > 0:
+                raise ConfigurationError(f"{names[name]} must be more than 0 seconds")
 
     def _check_replication(self) -> None:
         """Node count, replication factor and consistency levels that can work together."""

@@ -156,7 +156,12 @@ _PREAMBLE = re.compile(
 
 def chat_model(settings: Settings) -> ChatOllama:
     """The configured chat model behind Ollama, set up for short, deterministic summaries."""
-    return ollama_chat(settings, max_tokens=settings.summary_max_tokens, stop=STOP_SEQUENCES)
+    return ollama_chat(
+        settings,
+        max_tokens=settings.summary_max_tokens,
+        stop=STOP_SEQUENCES,
+        timeout=settings.summary_timeout,
+    )
 
 
 def clean_for_prompt(markdown: str) -> str:

@@ -28,20 +28,37 @@ class OllamaEmbeddingModel(Embeddings):
     It makes the same call as langchain-ollama's `OllamaEmbeddings` (which wraps the same
     client), without importing langchain-ollama's chat models: a search starts about two
     seconds sooner on a 2-core machine (docs/benchmarks.md, "Start-up").
+
+    Documents and queries have their own deadline (`timeout`, `query_timeout`: each call
+    to Ollama fails after that long without an answer), so a hung server fails a search in
+    seconds while a batch of long texts on a busy server still has its minutes. The
+    ollama client sets a deadline per client, so there is one client for each.
     """
 
-    def __init__(self, *, model: str, base_url: str, keep_alive: int = 1800) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        keep_alive: int = 1800,
+        timeout: float = 120.0,
+        query_timeout: float = 10.0,
+    ) -> None:
         self.model = model
         self.keep_alive = keep_alive
-        self._client = ollama.Client(host=base_url)
-        self._async_client = ollama.AsyncClient(host=base_url)
+        self.timeout = timeout
+        self.query_timeout = query_timeout
+        self._client = ollama.Client(host=base_url, timeout=timeout)
+        self._async_client = ollama.AsyncClient(host=base_url, timeout=timeout)
+        self._query_client = ollama.Client(host=base_url, timeout=query_timeout)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         response = self._client.embed(self.model, texts, keep_alive=self.keep_alive)
         return [list(vector) for vector in response["embeddings"]]
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        response = self._query_client.embed(self.model, [text], keep_alive=self.keep_alive)
+        return list(response["embeddings"][0])
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         response = await self._async_client.embed(self.model, texts, keep_alive=self.keep_alive)
@@ -50,11 +67,19 @@ class OllamaEmbeddingModel(Embeddings):
     async def aembed_query(self, text: str) -> list[float]:
         return (await self.aembed_documents([text]))[0]
 
+    def close(self) -> None:
+        """Close the HTTP clients of the sync calls (the async one: `close_ollama_clients`)."""
+        self._query_client.close()  # type: ignore[no-untyped-call]  # not annotated
+
 
 def ollama_embeddings(settings: Settings) -> OllamaEmbeddingModel:
     """The configured embedding model behind Ollama."""
     return OllamaEmbeddingModel(
-        model=settings.embedding_model, base_url=settings.resolved_ollama_url, keep_alive=1800
+        model=settings.embedding_model,
+        base_url=settings.resolved_ollama_url,
+        keep_alive=1800,
+        timeout=settings.embedding_timeout,
+        query_timeout=settings.query_embedding_timeout,
     )
 
 
@@ -155,6 +180,8 @@ class Embedder:
     def close(self) -> None:
         """Close the embedding model's HTTP clients."""
         close_ollama_clients(self._embeddings)
+        if isinstance(self._embeddings, OllamaEmbeddingModel):
+            self._embeddings.close()
 
     def dimension(self) -> int:
         """The model's vector dimension (one probe call, then remembered)."""
@@ -174,6 +201,11 @@ class Embedder:
             self.calls += 1
         try:
             return call()
+        except httpx.TimeoutException as exc:
+            raise ModelError(
+                f"embedding model {self.model!r} timed out ({type(exc).__name__}): the model "
+                "server does not answer"
+            ) from exc
         except (httpx.HTTPError, ConnectionError) as exc:
             raise ModelError(f"embedding model {self.model!r} is unreachable: {exc}") from exc
         except Exception as exc:  # the ollama client raises ResponseError and bare errors
