@@ -113,6 +113,8 @@ class CpuMeter:
         """The ingest writes every source's chunks first, then summarizes source after
         source; no event opens a summarize stage, so every other event marks a possible
         start, and the last summary of a source closes the interval."""
+        if event.stage == "wait":  # the summaries are still being written
+            return
         with self._lock:
             if event.stage != "summarize":
                 self._open = self.mark()

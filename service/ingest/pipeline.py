@@ -63,8 +63,10 @@ STAGES = ("load", "split", "summarize", "embed", "context", "write")
 class IngestEvent:
     """Progress of an ingest: a stage of one source, with counts where they apply."""
 
-    stage: str  # one of STAGES, "source" (a source finished), "error", or "upgrade" (the
-    # index gains what this version stores: `Ingestor._upgrade_context`)
+    stage: str  # one of STAGES, "source" (a source finished), "error", "upgrade" (the
+    # index gains what this version stores: `Ingestor._upgrade_context`), or "wait": the
+    # model is still writing summaries, about twice a second — not progress, a chance
+    # for the caller to stop the ingest by raising from its callback
     source: str
     message: str = ""
     done: int = 0
@@ -413,7 +415,11 @@ class Ingestor:
         if requests:
             calls_before = self.summarizer.calls
             slow_before, timeouts_before = self.summarizer.slow_calls, self.summarizer.timeouts
-            fresh = self.summarizer.summarize_many(requests, on_done=on_done)
+            fresh = self.summarizer.summarize_many(
+                requests,
+                on_done=on_done,
+                on_wait=lambda: self._emit(IngestEvent(stage="wait", source=source)),
+            )
             report.llm_calls += self.summarizer.calls - calls_before
             report.slow_summary_calls += self.summarizer.slow_calls - slow_before
             report.timed_out_summaries += self.summarizer.timeouts - timeouts_before

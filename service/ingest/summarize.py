@@ -15,6 +15,7 @@ and if that is flagged too an extractive summary is used. The result records whi
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import re
 import threading
@@ -299,17 +300,34 @@ class Summarizer:
         requests: Sequence[SummaryRequest],
         *,
         on_done: Callable[[int, SummaryResult], None] | None = None,
+        on_wait: Callable[[], None] | None = None,
+        wait_seconds: float = 0.5,
     ) -> list[SummaryResult]:
         """Blocking `asummarize_many`, for synchronous callers such as the ingest pipeline.
 
         It runs on one event loop that this summarizer keeps for its lifetime: the chat
         model's async HTTP client is bound to the loop it first ran on, so a new loop
         per call (`asyncio.run`) would break the second call.
+
+        `on_wait`, when given, is called about every `wait_seconds` while the summaries
+        are being written; whatever it raises (a job's stop) cancels the model calls in
+        flight and is raised here, so a caller can stop between two replies of a model
+        that hangs.
         """
         future = asyncio.run_coroutine_threadsafe(
             self.asummarize_many(requests, on_done=on_done), self._background_loop()
         )
-        return future.result()
+        while True:
+            try:
+                return future.result(timeout=wait_seconds)
+            except concurrent.futures.TimeoutError:
+                if on_wait is None:
+                    continue
+            try:
+                on_wait()
+            except BaseException:
+                future.cancel()
+                raise
 
     def close(self) -> None:
         """Close the model's HTTP clients and the background event loop, if one was started."""
