@@ -263,9 +263,18 @@ class Settings:
     jobs_per_key: int = 10
     # A running job whose worker has not written a heartbeat for this long is
     # `interrupted` (its service process stopped or was killed); heartbeats come every
-    # third of it. How often each service process looks for queued jobs.
+    # third of it. How often each service process looks for queued jobs (less than a
+    # third of the lease, so heartbeats keep up).
     jobs_lease_seconds: float = 30.0
     jobs_poll_seconds: float = 1.0
+    # A job that makes no progress (no chunk written, no summary finished) for this long
+    # is `interrupted`, and stops sending heartbeats: a call that hangs. Keep it above
+    # the longest single step, `summary_timeout` (a summary that times out falls back to
+    # an extractive one, which is progress).
+    jobs_stall_seconds: float = 900.0
+    # A job that runs longer than this is `interrupted` (0: no limit); a retry goes on
+    # where it stopped. 12 h: about 10,000 summaries at 4 s each.
+    jobs_max_seconds: float = 43_200.0
     # Uploads (POST /documents, multipart): bytes per file, per request, files per request;
     # URL ingests: crawl depth and pages at most.
     api_max_upload_file_bytes: int = 20_000_000
@@ -333,6 +342,16 @@ class Settings:
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
+        if not 0 < self.jobs_poll_seconds < self.jobs_lease_seconds / 3:
+            raise ConfigurationError(
+                f"{names['jobs_poll_seconds']} must be more than 0 and less than a third of "
+                f"{names['jobs_lease_seconds']} (heartbeats are written every third of it)"
+            )
+        if self.jobs_stall_seconds <= 0 or self.jobs_max_seconds < 0:
+            raise ConfigurationError(
+                f"{names['jobs_stall_seconds']} must be more than 0 and "
+                f"{names['jobs_max_seconds']} at least 0 (0: no limit)"
+            )
         if self.api_max_k > MAX_K:
             raise ConfigurationError(
                 f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"

@@ -4,17 +4,28 @@ Every `synopsis serve` process (each of `--workers N`) runs one `JobRunner`. A p
 thread, every `jobs_poll_seconds`:
 
 1. marks `interrupted` every running job whose heartbeat is older than the lease (its
-   process stopped or was killed; any process may do this, for any worker's job);
-2. for the jobs this process runs: writes their heartbeat (every third of the lease) and
-   reads whether a cancel was asked (by a request to any process) or whether another
-   process gave the job up as interrupted — either stops the job at its next event;
+   process stopped or was killed, or the job stopped making progress; any process may
+   do this, for any worker's job);
+2. for the jobs this process runs: reads whether a cancel was asked (by a request to any
+   process) or whether another process gave the job up; stops a job that made no
+   progress for `stall` seconds (a call that hangs) or ran longer than `max_seconds`
+   (`interrupted`, naming the setting); and writes the heartbeat of each job that made
+   progress within `stall` seconds (every third of the lease). The heartbeat says the job
+   moves, not that this poller runs: a job stuck in a call stops beating;
 3. claims queued jobs, oldest first, while fewer than `jobs_workers` run here. The claim
    (`JobStore.claim`) is won by one process only.
 
 A job runs on a worker thread through the same core as `synopsis ingest`
-(`service.jobs.execute`); progress is written at most once a second. Stopping the
-runner (service shutdown) marks this process's running jobs `interrupted`, so a restart
-shows them so at once; a killed process's jobs are found by their stale heartbeat.
+(`service.jobs.execute`); progress is written at most once a second. A job told to stop
+stops at its next event, or within half a second while it waits for summaries (the
+pipeline's "wait" events); one still inside another call after `grace` seconds (every
+call has a deadline, so it returns eventually) is given up: the poller records its
+state and its slot is free, and what the thread does when its call returns is not
+recorded. Every final state is written only over the attempt and worker it belongs to
+(`JobStore.finish`), so an older attempt's late end never overwrites a newer one.
+Stopping the runner (service shutdown) marks this process's running jobs `interrupted`,
+so a restart shows them so at once; a killed process's jobs are found by their stale
+heartbeat.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from service.ingest.pipeline import IngestEvent, IngestReport
 from service.jobs.execute import run_spec
 from service.jobs.records import Job, JobState, ProgressTracker
 from service.jobs.store import JobStore
+from service.settings import Settings
 
 if TYPE_CHECKING:
     from service.synopsis import Synopsis
@@ -63,10 +75,24 @@ class _Running:
 
     job: Job
     stop: threading.Event = field(default_factory=threading.Event)
-    # "cancelled": a cancel was asked; "lost": another process marked it interrupted, or
-    # this process is shutting down and marks it so itself — the runner writes nothing.
+    # "cancelled": a cancel was asked; "interrupted": it stalled or ran over its limit
+    # (`reason` says which); "lost": another process marked it interrupted, or this
+    # process recorded its state itself (shutdown, or the job did not stop in time) —
+    # the job's thread writes nothing.
     stop_reason: str = ""
+    reason: str = ""
+    started: float = field(default_factory=time.monotonic)
+    last_progress: float = field(default_factory=time.monotonic)  # of its last event
+    stop_asked: float | None = None  # when `stop` was set
     last_beat: float = field(default_factory=time.monotonic)
+
+    def ask_stop(self, why: str, reason: str = "") -> None:
+        """Tell the job's thread to stop (at its next event or wait)."""
+        if self.stop.is_set():
+            return
+        self.stop_reason, self.reason = why, reason
+        self.stop_asked = time.monotonic()
+        self.stop.set()
 
 
 class JobRunner:
@@ -82,6 +108,9 @@ class JobRunner:
         workers: int = 1,
         lease_seconds: float = 30.0,
         poll_seconds: float = 1.0,
+        stall_seconds: float = 900.0,
+        max_seconds: float = 0.0,
+        grace_seconds: float = 5.0,
         worker_id: str | None = None,
         on_report: Callable[[IngestReport], None] | None = None,
     ) -> None:
@@ -91,12 +120,15 @@ class JobRunner:
         self.workers = max(1, workers)  # 0 (API-only) is handled by not starting one
         self.lease = lease_seconds
         self.poll = poll_seconds
+        self.stall = stall_seconds
+        self.max_seconds = max_seconds  # 0: no limit
+        self.grace = grace_seconds
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
         self._options = options
         self._on_report = on_report or (lambda _report: None)
         self._running: dict[str, _Running] = {}
         # Final states a Weaviate outage kept from being written, by job id.
-        self._unrecorded: dict[str, dict[str, object]] = {}
+        self._unrecorded: dict[str, tuple[_Attempt, dict[str, object]]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -120,8 +152,8 @@ class JobRunner:
         with self._lock:
             running = list(self._running.values())
         for item in running:
+            item.ask_stop("lost")
             item.stop_reason = "lost"
-            item.stop.set()
             self._finish(item.job, "interrupted", reason=reason)
         if self._poller is not None:
             self._poller.join(timeout=self.poll + 5)
@@ -145,8 +177,15 @@ class JobRunner:
                 failures += 1
                 if failures == 1:
                     log.warning("job poller: %s: %s (retrying)", type(exc).__name__, exc)
-            self._wake.wait(timeout=self.poll * min(2**failures, 30))
+            self._wake.wait(timeout=self.backoff(failures))
             self._wake.clear()
+
+    def backoff(self, failures: int) -> float:
+        """Seconds to the next poll after `failures` failed polls in a row: doubling from
+        the poll interval, but below a third of the lease, so that a brief Weaviate
+        outage does not cost this process's jobs their heartbeats (others would then
+        take them for dead)."""
+        return min(self.poll * (1 << min(failures, 16)), max(self.poll, self.lease / 4))
 
     def tick(self) -> None:
         """One round of the poller (public so tests can drive it without the thread)."""
@@ -168,26 +207,67 @@ class JobRunner:
                 self._finish(
                     job,
                     "interrupted",
-                    reason=f"its worker ({job.worker or 'unknown'}) stopped: no heartbeat "
-                    f"for {silent:.0f} s; retry with POST /jobs/{job.id}/retry",
+                    reason=f"its worker ({job.worker or 'unknown'}) stopped or its job "
+                    f"stopped making progress: no heartbeat for {silent:.0f} s; retry with "
+                    f"POST /jobs/{job.id}/retry",
+                    worker=job.worker,
                 )
 
     def _watch_own(self) -> None:
         with self._lock:
             running = list(self._running.values())
+        names = Settings.env_names()
         for item in running:
+            if item.stop.is_set():
+                self._give_up_if_late(item)
+                continue
             stored = self.jobs.get(item.job.id)
-            if stored is None or stored.state != "running" or stored.worker != self.worker_id:
-                item.stop_reason = "lost"
-                item.stop.set()
+            if (
+                stored is None
+                or stored.state != "running"
+                or stored.worker != self.worker_id
+                or stored.attempt != item.job.attempt
+            ):
+                item.ask_stop("lost")
                 continue
             if stored.cancel_requested:
-                item.stop_reason = "cancelled"
-                item.stop.set()
+                item.ask_stop("cancelled", "cancelled on request")
                 continue
-            if time.monotonic() - item.last_beat >= self.lease / 3:
+            moment = time.monotonic()
+            if moment - item.last_progress > self.stall:
+                item.ask_stop(
+                    "interrupted",
+                    f"no progress for {moment - item.last_progress:.0f} s "
+                    f"({names['jobs_stall_seconds']}={self.stall:g}): a call to a model or "
+                    f"to Weaviate hangs; retry with POST /jobs/{item.job.id}/retry",
+                )
+                continue
+            if self.max_seconds and moment - item.started > self.max_seconds:
+                item.ask_stop(
+                    "interrupted",
+                    f"ran longer than {names['jobs_max_seconds']}={self.max_seconds:g} s; "
+                    "what it wrote stays, a retry goes on from there",
+                )
+                continue
+            if moment - item.last_beat >= self.lease / 3:
                 self.jobs.update(item.job.id, heartbeat_at=now())
-                item.last_beat = time.monotonic()
+                item.last_beat = moment
+
+    def _give_up_if_late(self, item: _Running) -> None:
+        """A job asked to stop that is still inside a call after `grace` seconds: record
+        its state now and free its slot (its thread records nothing when it returns)."""
+        if item.stop_reason == "lost" or item.stop_asked is None:
+            return
+        if time.monotonic() - item.stop_asked < self.grace:
+            return
+        with self._lock:
+            if self._running.pop(item.job.id, None) is None:
+                return  # it ended meanwhile and recorded its own state
+        state: JobState = "cancelled" if item.stop_reason == "cancelled" else "interrupted"
+        reason = item.reason + f" (it was inside a call for {self.grace:g} s more; given up)"
+        item.stop_reason = "lost"
+        log.warning("job %s: %s", item.job.id, reason)
+        self._finish(item.job, state, reason=reason)
 
     def _claim_queued(self) -> None:
         free = self.workers - len(self.running_ids())
@@ -216,9 +296,12 @@ class JobRunner:
 
         def on_event(event: IngestEvent) -> None:
             nonlocal last_flush
-            tracker.observe(event, at=time.monotonic())
             if item.stop.is_set():
                 raise _Stop
+            if event.stage == "wait":  # a chance to stop, not progress
+                return
+            item.last_progress = time.monotonic()
+            tracker.observe(event, at=item.last_progress)
             if time.monotonic() - last_flush >= _FLUSH_SECONDS:
                 last_flush = time.monotonic()
                 self.jobs.update(job.id, progress=tracker.progress, sources=tracker.sources)
@@ -234,7 +317,8 @@ class JobRunner:
             else:
                 state = "done"
         except _Stop:
-            state, reason = "cancelled", "cancelled on request"
+            state = "cancelled" if item.stop_reason == "cancelled" else "interrupted"
+            reason = item.reason
         except SynopsisError as exc:
             reason = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug or a dependency failure: the job says which
@@ -242,9 +326,9 @@ class JobRunner:
             reason = f"{type(exc).__name__}: {exc}"
         finally:
             with self._lock:
-                self._running.pop(job.id, None)
-        if item.stop_reason == "lost":
-            return  # another process (or our own shutdown) has set its state
+                mine = self._running.pop(job.id, None) is not None
+        if item.stop_reason == "lost" or not mine:
+            return  # another process, our shutdown or the poller has set its state
         if state == "done":  # before the state says so: a client may look at once
             shutil.rmtree(upload_dir(self.uploads, job.id), ignore_errors=True)
         self._finish(
@@ -264,7 +348,10 @@ class JobRunner:
         reason: str,
         progress: ProgressTracker | None = None,
         report: IngestReport | None = None,
+        worker: str | None = None,
     ) -> None:
+        """Record `job`'s final state, over its attempt run by `worker` (default: this
+        process) only; if Weaviate is down, a later tick writes it."""
         changes: dict[str, object] = {"state": state, "reason": reason, "finished_at": now()}
         if progress is not None:
             changes.update(
@@ -272,21 +359,42 @@ class JobRunner:
             )
         if report is not None:
             changes["report"] = _report_dict(report)
+        owner = _Attempt(job.id, job.attempt, self.worker_id if worker is None else worker)
         try:
-            self.jobs.update(job.id, **changes)
+            self._record(owner, changes)
         except Exception as exc:  # Weaviate down: written by a later tick once it is back
             log.warning("job %s: could not record %s yet: %s", job.id, state, exc)
             with self._lock:
-                self._unrecorded[job.id] = changes
+                self._unrecorded[job.id] = (owner, changes)
+
+    def _record(self, owner: _Attempt, changes: dict[str, object]) -> None:
+        if not self.jobs.finish(
+            owner.job_id, attempt=owner.attempt, worker=owner.worker, **changes
+        ):
+            log.info(
+                "job %s: attempt %d of %s ended after a newer state was recorded; kept that",
+                owner.job_id,
+                owner.attempt,
+                owner.worker or "an unknown worker",
+            )
 
     def _record_pending(self) -> None:
         """Write the final states that could not be written when their jobs ended."""
         with self._lock:
             pending = dict(self._unrecorded)
-        for job_id, changes in pending.items():
-            self.jobs.update(job_id, **changes)
+        for job_id, (owner, changes) in pending.items():
+            self._record(owner, changes)
             with self._lock:
                 self._unrecorded.pop(job_id, None)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """Whose final state it is: one attempt of a job, as run by one worker."""
+
+    job_id: str
+    attempt: int
+    worker: str
 
 
 def _report_dict(report: IngestReport) -> dict[str, object]:

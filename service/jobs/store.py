@@ -140,6 +140,26 @@ class JobStore:
             uuid=uuid.UUID(job_id), properties=_encode(changes)
         )
 
+    def finish(self, job_id: str, *, attempt: int, worker: str, **changes: Any) -> bool:
+        """Write a final state (`changes`) over `attempt` of the job run by `worker` only:
+        False, and nothing written, when the job is no longer running that attempt there
+        (another process gave it up, and it may have been retried and claimed since).
+
+        Weaviate has no conditional write, so this reads, then writes: an attempt's end
+        can still cross a change in the one round trip between the two, where before it
+        could cross one at any time in the whole job.
+        """
+        current = self.get(job_id)
+        if (
+            current is None
+            or current.state != "running"
+            or current.attempt != attempt
+            or current.worker != worker
+        ):
+            return False
+        self.update(job_id, **changes)
+        return True
+
     def claim(self, job: Job, *, worker: str) -> bool:
         """Take `job`'s current attempt for `worker`; False when another worker has it."""
         claim_id = uuid.uuid5(NAMESPACE, f"job-claim\n{job.id}\n{job.attempt}")

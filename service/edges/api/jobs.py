@@ -252,6 +252,8 @@ async def running_jobs(
         workers=settings.jobs_workers,
         lease_seconds=settings.jobs_lease_seconds,
         poll_seconds=settings.jobs_poll_seconds,
+        stall_seconds=settings.jobs_stall_seconds,
+        max_seconds=settings.jobs_max_seconds,
         on_report=record_ingest,
     )
     app.state.jobs = store
