@@ -512,10 +512,15 @@ class Synopsis:
         return self.document_summarizer.summarize(record, chunks, style=style)
 
     def delete_source(self, source: str) -> tuple[int, int]:
-        """Remove a source's originals and summaries; returns (originals, summaries) deleted."""
+        """Remove a source's originals and summaries; returns (originals, summaries) deleted.
+
+        Its record is marked first, so a delete stopped part-way is finished by the next
+        ingest (`service.ingest.delete`)."""
+        from service.ingest.delete import delete_source
+
         if not self.store.exists():
             return 0, 0
-        return self.store.delete_source(source)
+        return delete_source(self.store, source)
 
     def stats(self) -> dict[str, object]:
         """Collection counts and the embedding model the index was built with."""

@@ -744,6 +744,22 @@ class Store:
                 found[key].append(chunk)
         return found
 
+    def sources_in_state(self, status: str) -> list[str]:
+        """The sources whose record has `status` (at most 10,000 per call)."""
+        result = self.sources.query.fetch_objects(
+            filters=Filter.by_property("status").equal(status),
+            limit=_FETCH_LIMIT,
+            return_properties=["source"],
+        )
+        return sorted(str(obj.properties["source"]) for obj in result.objects)
+
+    def count_originals(self, source: str) -> int:
+        """How many chunks of `source` are stored."""
+        result = self.originals.aggregate.over_all(
+            filters=Filter.by_property("source").equal(source), total_count=True
+        )
+        return result.total_count or 0
+
     def list_sources(self) -> list[SourceRecord]:
         """Every ingested source, sorted by name."""
         records = [
@@ -928,15 +944,10 @@ class Store:
     def delete_originals(self, ids: Iterable[uuid.UUID]) -> int:
         return self._delete(self.originals_name, ids)
 
-    def delete_source(self, source: str) -> tuple[int, int]:
-        """Remove a source's summaries, then its originals, then its record."""
-        summaries = self.delete_summaries(self.existing_summaries(source))
-        originals = self.delete_originals(self.existing_originals(source))
-        object_id = _source_uuid(source)
-        sources = self._writable(self.sources_name)
-        if sources.data.exists(object_id):
-            sources.data.delete_by_id(object_id)
-        return originals, summaries
+    def delete_source_record(self, source: str) -> None:
+        """Remove the record of `source` (its chunks and summaries: `delete_source` in
+        `service.ingest.delete`, which orders the steps)."""
+        self._writable(self.sources_name).data.delete_by_id(_source_uuid(source))
 
     def _writable(self, name: str) -> Collection[Any, Any]:
         return self.replication.for_writes(self.client.collections.use(name))

@@ -3,8 +3,10 @@
 Two phases, so that a source is searchable (by its chunks) within seconds and the
 summaries — one LLM call each, the expensive part — follow:
 
+0. Deletes stopped part-way are finished (`service.ingest.delete`).
 1. For each source document (streamed, one at a time): unchanged (same content hash,
-   same chunking/model settings, last ingest complete) → nothing is read from the model
+   same chunking/model settings, last ingest complete, as many chunks stored as it
+   says) → nothing is read from the model
    and nothing is written. Otherwise it is split; chunk ids are deterministic, so the
    chunks already stored are known. New chunks are embedded and written (their
    `summary` vector is their own until a summary is attached); vanished chunks and
@@ -48,6 +50,7 @@ from service.index.records import (
     now,
 )
 from service.ingest.attach import attachments, summary_record, upgrade_context
+from service.ingest.delete import finish_deletions
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
@@ -178,6 +181,7 @@ class Ingestor:
             embedding_model=self.embedder.model, dimension=self.embedder.dimension()
         )
         self._upgrade_context()
+        finish_deletions(self.store)
         pending = [
             work
             for document in _timed(documents, report.seconds, "load")
@@ -211,6 +215,9 @@ class Ingestor:
             and previous.status == "complete"
             and previous.content_hash == doc_hash
             and previous.settings_key == self.settings_key
+            # A record that outlived its chunks (a delete stopped part-way before deletes
+            # marked the record first) is not unchanged.
+            and self.store.count_originals(source) == previous.chunks
         ):
             report.unchanged_sources += 1
             report.unchanged_chunks += previous.chunks

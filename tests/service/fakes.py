@@ -168,16 +168,32 @@ class MemoryStore:
             )
 
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int:
-        return sum(self.summaries.pop(sid, None) is not None for sid in list(ids))
+        wanted = list(ids)
+        if wanted:
+            self._step("delete:summaries")
+        return sum(self.summaries.pop(sid, None) is not None for sid in wanted)
 
     def delete_originals(self, ids: Iterable[uuid.UUID]) -> int:
+        wanted = list(ids)
+        if wanted:
+            self._step("delete:originals")
         deleted = 0
-        for oid in list(ids):
+        for oid in wanted:
             deleted += self.originals.pop(oid, None) is not None
             self.attached.pop(oid, None)
             self.summary_vectors.pop(oid, None)
             self.context_vectors.pop(oid, None)
         return deleted
+
+    def delete_source_record(self, source: str) -> None:
+        self._step("delete:record")
+        self.sources.pop(source, None)
+
+    def sources_in_state(self, status: str) -> list[str]:
+        return sorted(name for name, record in self.sources.items() if record.status == status)
+
+    def count_originals(self, source: str) -> int:
+        return sum(record.source == source for record in self.originals.values())
 
     def pending_summaries(self) -> int:
         return sum(oid not in self.attached for oid in self.originals)
