@@ -21,6 +21,7 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 ├── SourceError               an indexed source cannot be given as asked
 │   ├── SourceNotFoundError   no such source is indexed
 │   └── SourceNotReadyError   its ingest has not finished (summaries still pending)
+│       └── SourceBusyError   another ingest or delete of it holds it (its lease)
 ├── JobError                  an ingest job cannot be found, changed or queued
 │   ├── JobNotFoundError      no such job (or not the caller's)
 │   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
@@ -68,6 +69,7 @@ __all__ = [
     "RemoteError",
     "RequestLimitError",
     "SearchError",
+    "SourceBusyError",
     "SourceError",
     "SourceNotFoundError",
     "SourceNotReadyError",
@@ -131,6 +133,10 @@ class SourceNotFoundError(SourceError):
 
 class SourceNotReadyError(SourceError):
     """The source's ingest has not finished: some of its summaries are still pending."""
+
+
+class SourceBusyError(SourceNotReadyError):
+    """Another ingest or delete of the source holds it (`service.ingest.locks`)."""
 
 
 class JobError(SynopsisError):

@@ -138,6 +138,12 @@ class Settings:
     # of the Python docs is about 150 chunks.
     max_chunks_per_source: int = 2_000
     summary_concurrency: int = 2
+    # An ingest (or a delete) holds each source it changes (a lease in Weaviate, renewed
+    # every third of `ingest_lock_seconds`; a killed process's ends after that long); an
+    # ingest of a source another one holds waits up to `ingest_lock_wait_seconds`, then
+    # reports the source failed. A delete does not wait (HTTP 409).
+    ingest_lock_seconds: float = 60.0
+    ingest_lock_wait_seconds: float = 600.0
     # Per summary call, including the wait in Ollama's queue when it serves several clients.
     summary_timeout: float = 300.0
     summary_retries: int = 3
@@ -346,6 +352,11 @@ class Settings:
             raise ConfigurationError(
                 f"{names['jobs_poll_seconds']} must be more than 0 and less than a third of "
                 f"{names['jobs_lease_seconds']} (heartbeats are written every third of it)"
+            )
+        if self.ingest_lock_seconds <= 0 or self.ingest_lock_wait_seconds < 0:
+            raise ConfigurationError(
+                f"{names['ingest_lock_seconds']} must be more than 0 and "
+                f"{names['ingest_lock_wait_seconds']} at least 0"
             )
         if self.jobs_stall_seconds <= 0 or self.jobs_max_seconds < 0:
             raise ConfigurationError(

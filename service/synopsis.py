@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, cast
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack
-from service.errors import SearchError, SourceNotFoundError, SourceNotReadyError, StoreError
+from service.errors import (
+    SearchError,
+    SourceBusyError,
+    SourceNotFoundError,
+    SourceNotReadyError,
+    StoreError,
+)
 from service.index.records import SourceRecord, header_path, now
 from service.index.replication import Replication
 from service.index.store import SourceChunk, Store
@@ -232,6 +238,9 @@ class Synopsis:
             max_chunks=self.settings.max_chunks_per_source,
             min_similarity=self.settings.summary_min_similarity,
             on_event=on_event,
+            leases=self.store.leases,
+            lock_seconds=self.settings.ingest_lock_seconds,
+            lock_wait_seconds=self.settings.ingest_lock_wait_seconds,
         )
 
     def resummarize(
@@ -511,16 +520,25 @@ class Synopsis:
             chunks.extend(page)
         return self.document_summarizer.summarize(record, chunks, style=style)
 
-    def delete_source(self, source: str) -> tuple[int, int]:
+    def delete_source(self, source: str, *, wait: float = 0.0) -> tuple[int, int]:
         """Remove a source's originals and summaries; returns (originals, summaries) deleted.
 
         Its record is marked first, so a delete stopped part-way is finished by the next
-        ingest (`service.ingest.delete`)."""
+        ingest (`service.ingest.delete`). It holds the source as an ingest does: while an
+        ingest of it runs (after waiting up to `wait` seconds), `SourceBusyError`."""
         from service.ingest.delete import delete_source
+        from service.ingest.locks import SourceLocks
 
         if not self.store.exists():
             return 0, 0
-        return delete_source(self.store, source)
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+            if not locks.acquire(source, wait=wait):
+                raise SourceBusyError(
+                    f"{source} is being ingested or deleted by another process; try again "
+                    "once that is done"
+                )
+            locks.confirm(source)
+            return delete_source(self.store, source)
 
     def stats(self) -> dict[str, object]:
         """Collection counts and the embedding model the index was built with."""

@@ -49,6 +49,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.errors import EmbeddingMismatchError, StoreError
 from service.index.identity import NAMESPACE
+from service.index.leases import LeaseStore
 from service.index.records import (
     CONTENT_VECTOR,
     CONTEXT_VECTOR,
@@ -194,6 +195,8 @@ class Store:
         self.originals_name = f"{prefix}OriginalDocuments"
         self.summaries_name = f"{prefix}SummarizedDocuments"
         self.sources_name = f"{prefix}IngestedSources"
+        # The leases ingests and deletes hold on sources (`service.ingest.locks`).
+        self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
         # What the collections were built with: read once, as searches check it every time.
         self._embedding_info: dict[str, object] | None = None
         # When a layout-2 index was last seen as such (it is read again after a while,
@@ -433,11 +436,12 @@ class Store:
         )
 
     def drop(self) -> None:
-        """Delete all three collections (tests and explicit resets only)."""
+        """Delete all three collections and the leases (tests and explicit resets only)."""
         self._embedding_info = None
         self._legacy_seen_at = None
         for name in (self.summaries_name, self.originals_name, self.sources_name):
             self.client.collections.delete(name)
+        self.leases.drop()
 
     # -- reads --------------------------------------------------------------------------
 

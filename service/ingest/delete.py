@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from service.errors import SourceBusyError
 from service.index.interfaces import IngestStore
+from service.ingest.locks import SourceLocks
 
 __all__ = ["DELETING", "delete_source", "finish_deletions"]
 
@@ -36,9 +38,23 @@ def delete_source(store: IngestStore, source: str) -> tuple[int, int]:
     return originals, summaries
 
 
-def finish_deletions(store: IngestStore) -> list[str]:
-    """Finish every delete that was stopped part-way; the sources it removed."""
-    sources = store.sources_in_state(DELETING)
-    for source in sources:
-        delete_source(store, source)
-    return sources
+def finish_deletions(store: IngestStore, *, locks: SourceLocks | None = None) -> list[str]:
+    """Finish every delete that was stopped part-way; the sources it removed. With
+    `locks`, a source another ingest or delete holds is left to that one."""
+    finished: list[str] = []
+    for source in store.sources_in_state(DELETING):
+        if locks is None:
+            delete_source(store, source)
+            finished.append(source)
+            continue
+        if not locks.acquire(source, wait=0):
+            continue
+        try:
+            locks.confirm(source)
+            delete_source(store, source)
+            finished.append(source)
+        except SourceBusyError:
+            continue
+        finally:
+            locks.release(source)
+    return finished

@@ -20,6 +20,10 @@ summaries — one LLM call each, the expensive part — follow:
 An interrupted ingest leaves records that are not `complete`; the next ingest finds
 those sources changed and finishes them (a chunk's attached summary id says whether
 it is done).
+
+With `leases`, each source is held from before its record is read until its summaries
+are attached (`service.ingest.locks`): a second ingest of the same source waits for the
+first rather than deciding what to delete from its half-written state.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from langchain_core.documents import Document
 
 from loaders import LoadOptions, load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, SOURCE, TITLE
-from service.errors import LoaderError
+from service.errors import LoaderError, SourceBusyError
 from service.index.identifiers import extract_identifiers
 from service.index.identity import chunk_id, content_hash, summary_id
 from service.index.interfaces import IngestStore
@@ -51,6 +55,7 @@ from service.index.records import (
 )
 from service.ingest.attach import attachments, summary_record, upgrade_context
 from service.ingest.delete import finish_deletions
+from service.ingest.locks import Leases, SourceLocks
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
@@ -145,6 +150,9 @@ class Ingestor:
         max_chunks: int = 0,
         min_similarity: float = 0.0,
         on_event: Callable[[IngestEvent], None] | None = None,
+        leases: Leases | None = None,
+        lock_seconds: float = 60.0,
+        lock_wait_seconds: float = 600.0,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
@@ -153,6 +161,11 @@ class Ingestor:
         self.max_chunks = max_chunks  # per source; 0: no limit
         self.min_similarity = min_similarity
         self._emit = on_event or (lambda _event: None)
+        # Each source is held (a lease) while it is changed; None: no holds (one writer).
+        self.leases = leases
+        self.lock_seconds = lock_seconds
+        self.lock_wait_seconds = lock_wait_seconds
+        self._locks: SourceLocks | None = None
         self.settings_key = settings_key(
             max_tokens=max_tokens,
             chat_model=summarizer.model_name,
@@ -181,16 +194,81 @@ class Ingestor:
             embedding_model=self.embedder.model, dimension=self.embedder.dimension()
         )
         self._upgrade_context()
-        finish_deletions(self.store)
-        pending = [
-            work
-            for document in _timed(documents, report.seconds, "load")
-            if (work := self._write_chunks(document, report)) is not None
-        ]
-        for work in pending:
-            self._attach_summaries(work, report)
+        self._locks = self._open_locks()
+        try:
+            finish_deletions(self.store, locks=self._locks)
+            pending = [
+                work
+                for document in _timed(documents, report.seconds, "load")
+                if (work := self._write_held(document, report)) is not None
+            ]
+            for work in pending:
+                self._attach_held(work, report)
+        finally:
+            if self._locks is not None:
+                self._locks.close()
+            self._locks = None
         report.wall_seconds = time.perf_counter() - started
         return report
+
+    def _open_locks(self) -> SourceLocks | None:
+        if self.leases is None:
+            return None
+
+        def waiting(source: str) -> None:
+            self._emit(
+                IngestEvent(
+                    stage="wait", source=source, message=f"another ingest of {source} holds it"
+                )
+            )
+
+        return SourceLocks(
+            self.leases,
+            seconds=self.lock_seconds,
+            wait=self.lock_wait_seconds,
+            on_wait=waiting,
+        )
+
+    def _write_held(self, document: Document, report: IngestReport) -> _PendingSource | None:
+        """Phase 1 for one source, holding it (when there are leases) until phase 2."""
+        locks = self._locks
+        if locks is None:
+            return self._write_chunks(document, report)
+        source = str(document.metadata[SOURCE])
+        if not locks.acquire(source):
+            name = "SYNOPSIS_INGEST_LOCK_WAIT_SECONDS"
+            self._busy(
+                report,
+                source,
+                f"{source}: another ingest or delete of it still held it after "
+                f"{locks.wait:g} s ({name}); not indexed this time",
+            )
+            return None
+        try:
+            work = self._write_chunks(document, report)
+        except SourceBusyError as exc:
+            report.sources -= 1
+            locks.release(source)
+            self._busy(report, source, str(exc))
+            return None
+        if work is None:
+            locks.release(source)
+        return work
+
+    def _attach_held(self, work: _PendingSource, report: IngestReport) -> None:
+        """Phase 2 for one source; its hold is released after it."""
+        source = work.record.source
+        try:
+            self._attach_summaries(work, report)
+        except SourceBusyError as exc:
+            self._busy(report, source, str(exc))
+        finally:
+            if self._locks is not None:
+                self._locks.release(source)
+
+    def _busy(self, report: IngestReport, source: str, message: str) -> None:
+        report.failed.append(message)
+        self._emit(IngestEvent(stage="error", source=source, message=message))
 
     def _upgrade_context(self) -> None:
         """An index built before chunks had a `context` vector gets them first (no LLM
@@ -271,6 +349,8 @@ class Ingestor:
             pending=len(to_attach),
             ingested_at=now(),
         )
+        if self._locks is not None:  # the first write of this source: it must be ours
+            self._locks.confirm(source)
         self.store.put_source_record(record)
         written = self.store.write_originals(list(new_records.values()))
         places = {cid: _place(chunk) for cid, chunk in chunks.items() if cid in stored}
@@ -324,6 +404,8 @@ class Ingestor:
         report.seconds["embed"] += time.perf_counter() - clock
 
         clock = time.perf_counter()
+        if self._locks is not None:  # still ours after the model calls
+            self._locks.confirm(source)
         model, version = self.summarizer.model_name, self.summarizer.prompt_version
         summaries = [
             summary_record(

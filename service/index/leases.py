@@ -1,0 +1,161 @@
+"""Leases in Weaviate: a name held by at most one holder at a time, until a set time.
+
+Collection `Leases` (the name may carry `Settings.collection_prefix`): one object per
+name, id = uuid5(name), with its holder and the time the lease ends. Ingests hold one per
+source while they change it (`service.ingest.locks`), so that two ingests of one source
+(several job workers, two replicas, the CLI beside the API) never decide what to delete
+from each other's half-written state.
+
+Taking a name inserts its object: Weaviate refuses to insert an id that exists (HTTP
+422), so of several takers one wins. A lease whose end has passed (its holder was killed,
+or hung past it without renewing) is taken over by replacing the object. Two takers at
+the very same moment can both pass (Weaviate's existence check and the write are not one
+step; the last write wins), so a taker reads the lease back `LEASE_SETTLE_SECONDS` after
+its write (`holder`) before it acts on it, as job claims do (`service.jobs.store`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import weaviate
+from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.query import Filter
+from weaviate.collections import Collection
+from weaviate.exceptions import UnexpectedStatusCodeError
+
+from service.index.identity import NAMESPACE
+from service.index.records import now
+from service.index.replication import Replication
+from service.index.schema import ensure_collection, keyword_property
+
+__all__ = ["LEASE_SETTLE_SECONDS", "LeaseStore", "lease_id"]
+
+#: How long after its write a taker reads a lease back (see the module docstring).
+LEASE_SETTLE_SECONDS = 0.3
+_LIST_LIMIT = 1_000
+
+
+def lease_id(name: str) -> uuid.UUID:
+    """The object id of the lease on `name`."""
+    return uuid.uuid5(NAMESPACE, f"lease\n{name}")
+
+
+class LeaseStore:
+    """Takes, renews, reads and releases leases through one Weaviate client."""
+
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
+        self.client = client
+        self.name = f"{prefix}Leases"
+        self.replication = replication or Replication()
+        self._ensured = False
+
+    @property
+    def _reads(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.name))
+
+    @property
+    def _writes(self) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(self.name))
+
+    def ensure_schema(self) -> None:
+        """Create the collection unless it exists (once per store; safe in parallel)."""
+        if not self._ensured:
+            ensure_collection(self.client, self.name, self._create)
+            self._ensured = True
+
+    def _create(self) -> None:
+        self.client.collections.create(
+            self.name,
+            description="Synopsis: leases (an ingest's hold on a source)",
+            vector_config=Configure.Vectors.self_provided(),
+            replication_config=self.replication.config(),
+            properties=[
+                keyword_property("name"),
+                keyword_property("holder"),
+                Property(name="expires_at", data_type=DataType.DATE),
+            ],
+        )
+
+    def drop(self) -> None:
+        """Delete the collection (tests and explicit resets only)."""
+        self.client.collections.delete(self.name)
+        self._ensured = False
+
+    def take(self, name: str, *, holder: str, seconds: float) -> bool:
+        """Write a lease on `name` for `holder` unless another holder's is running: True
+        when written (read it back with `holder` after the settle time to know it held)."""
+        self.ensure_schema()
+        object_id = lease_id(name)
+        properties = {"name": name, "holder": holder, "expires_at": _after(seconds)}
+        try:
+            self._writes.data.insert(uuid=object_id, properties=properties)
+            return True
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code != 422:
+                raise
+        current = self._reads.query.fetch_object_by_id(object_id)
+        if current is None:
+            return False  # released meanwhile: the next attempt inserts
+        if current.properties.get("holder") != holder and not _ended(current.properties):
+            return False
+        self._writes.data.replace(uuid=object_id, properties=properties)
+        return True
+
+    def holder(self, name: str) -> str | None:
+        """Who holds `name` now (None: nobody, or a lease that has ended)."""
+        self.ensure_schema()
+        current = self._reads.query.fetch_object_by_id(lease_id(name))
+        if current is None or _ended(current.properties):
+            return None
+        return str(current.properties.get("holder") or "")
+
+    def renew(self, name: str, *, holder: str, seconds: float) -> bool:
+        """Extend `holder`'s lease on `name`; False (nothing written) when it is not
+        theirs any more."""
+        self.ensure_schema()
+        object_id = lease_id(name)
+        current = self._reads.query.fetch_object_by_id(object_id)
+        if current is None or current.properties.get("holder") != holder:
+            return False
+        self._writes.data.update(uuid=object_id, properties={"expires_at": _after(seconds)})
+        return True
+
+    def release(self, name: str, *, holder: str) -> None:
+        """Remove `holder`'s lease on `name` (nothing when it is not theirs)."""
+        self.ensure_schema()
+        object_id = lease_id(name)
+        current = self._reads.query.fetch_object_by_id(object_id)
+        if current is not None and current.properties.get("holder") == holder:
+            self._writes.data.delete_by_id(object_id)
+
+    def remove_ended(self, *, before: dt.datetime) -> int:
+        """Delete the leases that ended before `before` (their holders are gone); how many."""
+        self.ensure_schema()
+        result = self._writes.data.delete_many(
+            where=Filter.by_property("expires_at").less_than(before)
+        )
+        return int(result.successful)
+
+    def names(self) -> list[str]:
+        """The names with a lease object, ended or not (at most 1,000)."""
+        self.ensure_schema()
+        result = self._reads.query.fetch_objects(limit=_LIST_LIMIT, return_properties=["name"])
+        return sorted(str(obj.properties["name"]) for obj in result.objects)
+
+
+def _after(seconds: float) -> dt.datetime:
+    return now() + dt.timedelta(seconds=seconds)
+
+
+def _ended(properties: dict[str, Any]) -> bool:
+    ends = properties.get("expires_at")
+    return not isinstance(ends, dt.datetime) or ends <= now()
