@@ -27,6 +27,7 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 │   ├── JobStateError         the job's state does not allow it (cancel a done job, …)
 │   ├── QueueFullError        the job queue or the caller's share of it is full
 │   └── JobsUnavailableError  this process has no job queue (an app built without jobs)
+├── ConversationLimitError    the caller has as many conversations as its key may keep
 ├── QuerySetError             an evaluation question set is unreadable or malformed (names the line)
 └── RemoteError               a Synopsis server called over HTTP refused a request or cannot be
                               reached (names the URL, the status, the server's detail and
@@ -56,6 +57,7 @@ from splitters.errors import (
 __all__ = [
     "BuildError",
     "ConfigurationError",
+    "ConversationLimitError",
     "EmbeddingMismatchError",
     "JobError",
     "JobNotFoundError",
@@ -161,6 +163,16 @@ class QueueFullError(JobError):
 
 class JobsUnavailableError(JobError):
     """This process has no job queue: its app was built over a core without jobs."""
+
+
+class ConversationLimitError(SynopsisError):
+    """The caller's key has as many conversations as it may keep
+    (`SYNOPSIS_CONVERSATIONS_PER_KEY`); delete one, or wait `retry_after` s for one to
+    expire."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class RemoteError(SynopsisError):

@@ -238,6 +238,21 @@ class Settings:
     conversation_max_turns: int = 20
     conversation_context_turns: int = 3
     conversation_rewrite: str = "previous"
+    # At most this many conversations per API key (0: no cap), counted atomically across
+    # processes; a key at its cap gets 429 until it deletes one or one expires.
+    conversations_per_key: int = 1_000
+
+    # Retention (service/retention.py). Every service process sweeps each
+    # `retention_sweep_seconds` (0: never) and removes jobs that ended more than
+    # `jobs_retention_days` ago (with their uploads and claims), the uploads of jobs that
+    # ended without `done` (kept for a retry) after `uploads_retention_days`, and
+    # conversations idle for `conversations_retention_days`; it also removes ended
+    # leases, frees job and conversation slots whose holder is gone, and finishes deletes
+    # that stopped part-way. 0 days: kept for ever.
+    retention_sweep_seconds: float = 3600.0
+    jobs_retention_days: float = 30.0
+    uploads_retention_days: float = 7.0
+    conversations_retention_days: float = 30.0
 
     # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
     api_host: str = "127.0.0.1"
@@ -353,6 +368,15 @@ class Settings:
                 f"{names['jobs_poll_seconds']} must be more than 0 and less than a third of "
                 f"{names['jobs_lease_seconds']} (heartbeats are written every third of it)"
             )
+        for name in (
+            "conversations_per_key",
+            "retention_sweep_seconds",
+            "jobs_retention_days",
+            "uploads_retention_days",
+            "conversations_retention_days",
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{names[name]} must be at least 0 (0: off)")
         if self.ingest_lock_seconds <= 0 or self.ingest_lock_wait_seconds < 0:
             raise ConfigurationError(
                 f"{names['ingest_lock_seconds']} must be more than 0 and "

@@ -163,6 +163,7 @@ class Synopsis:
                 self.client,
                 prefix=self.settings.collection_prefix,
                 replication=Replication.from_settings(self.settings),
+                per_owner=self.settings.conversations_per_key,
             )
         return self._conversations
 

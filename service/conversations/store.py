@@ -12,11 +12,15 @@ from typing import Any
 
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.query import Filter
 from weaviate.collections import Collection
 
 from service.conversations.records import Conversation, Turn
+from service.errors import ConversationLimitError
+from service.index.leases import LeaseStore
 from service.index.replication import Replication
 from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.index.slots import Slots
 
 __all__ = ["ConversationStore"]
 
@@ -30,11 +34,17 @@ class ConversationStore:
         *,
         prefix: str = "",
         replication: Replication | None = None,
+        per_owner: int = 0,
+        retry_after: int = 60,
     ) -> None:
         self.client = client
         self.name = f"{prefix}Conversations"
         self.replication = replication or Replication()
         self._ensured = False
+        # At most `per_owner` conversations per key (0: no cap), one slot each.
+        self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
+        self.per_owner = per_owner
+        self.retry_after = retry_after
 
     @property
     def _reads(self) -> Collection[Any, Any]:
@@ -70,11 +80,25 @@ class ConversationStore:
         self._ensured = False
 
     def create(self, conversation: Conversation) -> None:
-        """Store a new conversation."""
+        """Store a new conversation; `ConversationLimitError` when its owner has
+        `per_owner` already (taken atomically across processes: `service.index.slots`)."""
         self.ensure_schema()
-        self._writes.data.insert(
-            uuid=uuid.UUID(conversation.id), properties=_properties(conversation)
-        )
+        if self.per_owner:
+            slots = Slots(self.leases, kind="conversations", limit=self.per_owner)
+            if not slots.take(conversation.owner, conversation.id):
+                raise ConversationLimitError(
+                    f"this API key has {self.per_owner} conversations "
+                    f"(SYNOPSIS_CONVERSATIONS_PER_KEY={self.per_owner}); delete one, or wait "
+                    "for one to expire",
+                    retry_after=self.retry_after,
+                )
+        try:
+            self._writes.data.insert(
+                uuid=uuid.UUID(conversation.id), properties=_properties(conversation)
+            )
+        except BaseException:
+            self.leases.release_held(conversation.id, kind="conversations")
+            raise
 
     def save(self, conversation: Conversation) -> None:
         """Store `conversation` over its previous version."""
@@ -103,9 +127,31 @@ class ConversationStore:
         )
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation (nothing happens when there is none)."""
+        """Remove the conversation and give back its slot (nothing happens when there is
+        none)."""
         self.ensure_schema()
         self._writes.data.delete_by_id(uuid.UUID(conversation_id))
+        self.leases.release_held(conversation_id, kind="conversations")
+
+    def idle_since(self, cutoff: dt.datetime, *, limit: int = 1_000) -> list[str]:
+        """Ids of conversations not updated since `cutoff` (at most `limit`)."""
+        self.ensure_schema()
+        result = self._reads.query.fetch_objects(
+            filters=Filter.by_property("updated_at").less_than(cutoff),
+            limit=limit,
+            return_properties=[],
+        )
+        return [str(obj.uuid) for obj in result.objects]
+
+    def release_orphan_slots(self, *, taken_before: dt.datetime) -> int:
+        """Give back the slots taken before `taken_before` whose conversation is gone (its
+        process stopped between the slot and the write); how many."""
+        self.ensure_schema()
+        freed = 0
+        for holder in self.leases.holders("conversations", taken_before=taken_before):
+            if self.get(holder) is None:
+                freed += self.leases.release_held(holder, kind="conversations")
+        return freed
 
 
 def _properties(conversation: Conversation) -> dict[str, Any]:

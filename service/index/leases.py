@@ -35,7 +35,7 @@ __all__ = ["LEASE_SETTLE_SECONDS", "LeaseStore", "lease_id"]
 
 #: How long after its write a taker reads a lease back (see the module docstring).
 LEASE_SETTLE_SECONDS = 0.3
-_LIST_LIMIT = 1_000
+_LIST_LIMIT = 10_000
 
 
 def lease_id(name: str) -> uuid.UUID:
@@ -80,7 +80,10 @@ class LeaseStore:
             replication_config=self.replication.config(),
             properties=[
                 keyword_property("name"),
+                keyword_property("kind"),  # the name's first line: source, jobs, …
+                keyword_property("group"),  # leases counted together (`Slots`)
                 keyword_property("holder"),
+                Property(name="taken_at", data_type=DataType.DATE),
                 Property(name="expires_at", data_type=DataType.DATE),
             ],
         )
@@ -90,12 +93,19 @@ class LeaseStore:
         self.client.collections.delete(self.name)
         self._ensured = False
 
-    def take(self, name: str, *, holder: str, seconds: float) -> bool:
+    def take(self, name: str, *, holder: str, seconds: float, group: str = "") -> bool:
         """Write a lease on `name` for `holder` unless another holder's is running: True
         when written (read it back with `holder` after the settle time to know it held)."""
         self.ensure_schema()
         object_id = lease_id(name)
-        properties = {"name": name, "holder": holder, "expires_at": _after(seconds)}
+        properties = {
+            "name": name,
+            "kind": name.partition("\n")[0],
+            "group": group,
+            "holder": holder,
+            "taken_at": now(),
+            "expires_at": _after(seconds),
+        }
         try:
             self._writes.data.insert(uuid=object_id, properties=properties)
             return True
@@ -137,6 +147,35 @@ class LeaseStore:
         if current is not None and current.properties.get("holder") == holder:
             self._writes.data.delete_by_id(object_id)
 
+    def count(self, group: str) -> int:
+        """How many leases of `group` there are (ended or not)."""
+        self.ensure_schema()
+        result = self._reads.aggregate.over_all(
+            filters=Filter.by_property("group").equal(group), total_count=True
+        )
+        return result.total_count or 0
+
+    def release_held(self, holder: str, *, kind: str) -> int:
+        """Remove every lease of `kind` that `holder` has; how many."""
+        self.ensure_schema()
+        result = self._writes.data.delete_many(
+            where=Filter.by_property("holder").equal(holder)
+            & Filter.by_property("kind").equal(kind)
+        )
+        return int(result.successful)
+
+    def holders(self, kind: str, *, taken_before: dt.datetime | None = None) -> list[str]:
+        """The holders of leases of `kind`, only of those taken before `taken_before` when
+        given (at most 10,000 leases read)."""
+        self.ensure_schema()
+        where = Filter.by_property("kind").equal(kind)
+        if taken_before is not None:
+            where = where & Filter.by_property("taken_at").less_than(taken_before)
+        result = self._reads.query.fetch_objects(
+            filters=where, limit=_LIST_LIMIT, return_properties=["holder"]
+        )
+        return sorted({str(obj.properties.get("holder") or "") for obj in result.objects})
+
     def remove_ended(self, *, before: dt.datetime) -> int:
         """Delete the leases that ended before `before` (their holders are gone); how many."""
         self.ensure_schema()
@@ -144,12 +183,6 @@ class LeaseStore:
             where=Filter.by_property("expires_at").less_than(before)
         )
         return int(result.successful)
-
-    def names(self) -> list[str]:
-        """The names with a lease object, ended or not (at most 1,000)."""
-        self.ensure_schema()
-        result = self._reads.query.fetch_objects(limit=_LIST_LIMIT, return_properties=["name"])
-        return sorted(str(obj.properties["name"]) for obj in result.objects)
 
 
 def _after(seconds: float) -> dt.datetime:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from service.errors import JobNotFoundError, JobStateError, QueueFullError
 from service.index.records import now
-from service.jobs.records import ACTIVE_STATES, RETRYABLE_STATES, Job, JobFile, JobSpec
+from service.jobs.records import RETRYABLE_STATES, Job, JobFile, JobSpec
 from service.jobs.runner import upload_dir
 from service.jobs.store import JobStore
 
@@ -55,20 +55,49 @@ class JobQueue:
         self.retry_after = retry_after
         self._on_submit = on_submit
 
-    def submit_url(self, owner: str, url: str, *, crawl_depth: int, max_pages: int) -> Job:
-        """Queue the ingest of `url` (and its crawl)."""
-        self._admit(owner)
-        spec = JobSpec(kind="url", url=url, crawl_depth=crawl_depth, max_pages=max_pages)
-        return self._create(owner, spec, job_id=str(uuid.uuid4()))
-
-    def submit_files(self, owner: str, files: Sequence[NewFile]) -> Job:
-        """Keep `files` under the uploads directory and queue their ingest."""
-        self._admit(owner)
+    def reserve(self, owner: str) -> str:
+        """A job id with its place in the queue and in `owner`'s share, taken now —
+        before a request's body is read, so that a full share costs no upload. The
+        share is counted in slots (`JobStore.reserve`): two requests of one key at once
+        cannot both take its last place. `QueueFullError` when there is none; give an id
+        that no job was made of back with `release`."""
+        self._admit_queue()
         job_id = str(uuid.uuid4())
+        self._take_slot(owner, job_id)
+        return job_id
+
+    def release(self, job_id: str) -> None:
+        """Give back a reserved job id that no job was made of."""
+        self.jobs.release(job_id)
+
+    def submit_url(
+        self,
+        owner: str,
+        url: str,
+        *,
+        crawl_depth: int,
+        max_pages: int,
+        job_id: str | None = None,
+    ) -> Job:
+        """Queue the ingest of `url` (and its crawl), under `job_id` if one was reserved."""
+        job_id = job_id or self.reserve(owner)
+        spec = JobSpec(kind="url", url=url, crawl_depth=crawl_depth, max_pages=max_pages)
+        try:
+            return self._create(owner, spec, job_id=job_id)
+        except BaseException:
+            self.release(job_id)
+            raise
+
+    def submit_files(
+        self, owner: str, files: Sequence[NewFile], *, job_id: str | None = None
+    ) -> Job:
+        """Keep `files` under the uploads directory and queue their ingest, under `job_id`
+        if one was reserved."""
+        job_id = job_id or self.reserve(owner)
         folder = upload_dir(self.uploads, job_id)
-        folder.mkdir(parents=True, exist_ok=True)
         stored: list[JobFile] = []
         try:
+            folder.mkdir(parents=True, exist_ok=True)
             for index, item in enumerate(files):
                 name = _UNSAFE_NAME.sub("_", Path(item.source).name)[:80] or "file"
                 path = folder / f"{index:03d}-{name}"
@@ -85,6 +114,7 @@ class JobQueue:
             return self._create(owner, JobSpec(kind="files", files=tuple(stored)), job_id=job_id)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
+            self.release(job_id)
             raise
 
     def get(self, owner: str, job_id: str) -> Job:
@@ -111,6 +141,7 @@ class JobQueue:
                 reason="cancelled before it started",
                 finished_at=now(),
             )
+            self.jobs.release(job.id)
         elif job.state == "running":
             self.jobs.update(job.id, cancel_requested=True)
         else:
@@ -129,7 +160,8 @@ class JobQueue:
             raise JobStateError(
                 f"job {job_id}'s uploaded files are gone ({', '.join(missing)}): upload again"
             )
-        self._admit(owner)
+        self._admit_queue()
+        self._take_slot(owner, job.id)
         again = Job(
             id=job.id,
             state="queued",
@@ -139,11 +171,15 @@ class JobQueue:
             attempt=job.attempt + 1,
             sources=job.sources,
         )
-        self.jobs.replace(again)
+        try:
+            self.jobs.replace(again)
+        except BaseException:
+            self.release(job.id)
+            raise
         self._on_submit()
         return again
 
-    def _admit(self, owner: str) -> None:
+    def _admit_queue(self) -> None:
         queued = self.jobs.count(["queued"])
         if queued >= self.queue_size:
             raise QueueFullError(
@@ -151,11 +187,12 @@ class JobQueue:
                 f"{self.queue_size}); try again later",
                 retry_after=self.retry_after,
             )
-        mine = self.jobs.count(ACTIVE_STATES, owner=owner)
-        if mine >= self.per_owner:
+
+    def _take_slot(self, owner: str, job_id: str) -> None:
+        if not self.jobs.reserve(owner, job_id, limit=self.per_owner):
             raise QueueFullError(
-                f"this API key has {mine} queued or running jobs (SYNOPSIS_JOBS_PER_KEY="
-                f"{self.per_owner}); wait for one to end",
+                f"this API key has {self.per_owner} queued or running jobs "
+                f"(SYNOPSIS_JOBS_PER_KEY={self.per_owner}); wait for one to end",
                 retry_after=self.retry_after,
             )
 

@@ -31,10 +31,12 @@ from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.index.identity import NAMESPACE
+from service.index.leases import LeaseStore
 from service.index.records import now
 from service.index.replication import Replication
 from service.index.schema import ensure_collection, keyword_property, stored_text
-from service.jobs.records import JOB_STATES, Job, JobProgress, JobSpec, JobState
+from service.index.slots import Slots
+from service.jobs.records import ACTIVE_STATES, JOB_STATES, Job, JobProgress, JobSpec, JobState
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
 
@@ -57,6 +59,8 @@ class JobStore:
         self.jobs_name = f"{prefix}IngestJobs"
         self.claims_name = f"{prefix}JobClaims"
         self.replication = replication or Replication()
+        # A key's share of the queue: one slot per queued or running job (`reserve`).
+        self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
 
     # Reads at the read consistency level, writes at the write level (a claim written and
     # read back at QUORUM each overlaps in at least one replica).
@@ -116,9 +120,65 @@ class JobStore:
         )
 
     def drop(self) -> None:
-        """Delete both collections (tests and explicit resets only)."""
+        """Delete both collections and the leases (tests and explicit resets only)."""
         for name in (self.jobs_name, self.claims_name):
             self.client.collections.delete(name)
+        self.leases.drop()
+
+    def delete(self, job_id: str) -> None:
+        """Remove a job and the claims of its attempts (retention only)."""
+        self._writable(self.jobs_name).data.delete_by_id(uuid.UUID(job_id))
+        self._writable(self.claims_name).data.delete_many(
+            where=Filter.by_property("job_id").equal(job_id)
+        )
+        self.release(job_id)
+
+    def ended_before(
+        self, cutoff: dt.datetime, states: Sequence[JobState], *, limit: int = _LIST_LIMIT
+    ) -> list[Job]:
+        """Jobs in any of `states` that ended before `cutoff`, oldest first."""
+        result = self.jobs.query.fetch_objects(
+            filters=Filter.by_property("state").contains_any(list(states))
+            & Filter.by_property("finished_at").less_than(cutoff),
+            sort=Sort.by_property("finished_at", ascending=True),
+            limit=limit,
+        )
+        return [_job(found.properties) for found in result.objects]
+
+    def remove_spent_claims(self) -> int:
+        """Delete the claims that can decide nothing any more: of jobs that are gone or no
+        longer queued, and of earlier attempts of queued ones; how many."""
+        spent: list[uuid.UUID] = []
+        jobs: dict[str, Job | None] = {}
+        for claim in self.claims.iterator(return_properties=["job_id"]):
+            job_id = str(claim.properties["job_id"])
+            if job_id not in jobs:
+                jobs[job_id] = self.get(job_id)
+            job = jobs[job_id]
+            if job is None or job.state != "queued" or claim.uuid != _claim_id(job):
+                spent.append(claim.uuid)
+        deleted = 0
+        for start in range(0, len(spent), 500):
+            result = self._writable(self.claims_name).data.delete_many(
+                where=Filter.by_id().contains_any(spent[start : start + 500])
+            )
+            deleted += int(result.successful)
+        return deleted
+
+    # -- a key's share ------------------------------------------------------------------
+
+    def reserve(self, owner: str, job_id: str, *, limit: int) -> bool:
+        """One of `owner`'s `limit` slots for job `job_id`, taken atomically across
+        processes; False when `owner` has `limit` queued or running jobs."""
+        return Slots(self.leases, kind="jobs", limit=limit).take(owner, job_id)
+
+    def release(self, job_id: str) -> None:
+        """Give back job `job_id`'s slot (once it is no longer queued or running)."""
+        self.leases.release_held(job_id, kind="jobs")
+
+    def slot_holders(self, *, taken_before: dt.datetime) -> list[str]:
+        """The job ids that hold a slot taken before `taken_before`."""
+        return self.leases.holders("jobs", taken_before=taken_before)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -158,11 +218,13 @@ class JobStore:
         ):
             return False
         self.update(job_id, **changes)
+        if changes.get("state") not in ACTIVE_STATES:
+            self.release(job_id)
         return True
 
     def claim(self, job: Job, *, worker: str) -> bool:
         """Take `job`'s current attempt for `worker`; False when another worker has it."""
-        claim_id = uuid.uuid5(NAMESPACE, f"job-claim\n{job.id}\n{job.attempt}")
+        claim_id = _claim_id(job)
         try:
             self.claims.data.insert(uuid=claim_id, properties={"job_id": job.id, "worker": worker})
         except UnexpectedStatusCodeError as exc:
@@ -251,6 +313,11 @@ class JobStore:
                 if source in wanted and source not in last:
                     last[source] = str(found.properties["job_id"])
         return last
+
+
+def _claim_id(job: Job) -> uuid.UUID:
+    """The id of the claim of `job`'s current attempt."""
+    return uuid.uuid5(NAMESPACE, f"job-claim\n{job.id}\n{job.attempt}")
 
 
 def _properties(job: Job) -> dict[str, Any]:

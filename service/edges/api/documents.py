@@ -44,7 +44,7 @@ from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
 from service.index.records import SourceRecord
 from service.index.store import SourceChunk
-from service.jobs.queue import NewFile
+from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
 from service.query.document_summary import DocumentSummary
 from service.settings import Settings
@@ -318,12 +318,30 @@ class DocumentController(Controller):
         address_policy: AddressPolicyDependency,
     ) -> Response[JobView]:
         """202 with the queued job and `Location: /jobs/{id}`; follow it there."""
+        owner = caller_id(request)
+        # The queue's and the key's limits are checked, and a place taken, before the
+        # body is read: a key at its limit costs no upload.
+        job_id = await asyncio.to_thread(job_queue.reserve, owner)
+        try:
+            return await self._create(request, synopsis, job_queue, address_policy, job_id)
+        except BaseException:
+            await asyncio.to_thread(job_queue.release, job_id)
+            raise
+
+    async def _create(
+        self,
+        request: Request[Any, Any, Any],
+        synopsis: Synopsis,
+        job_queue: JobQueue,
+        address_policy: AddressPolicy,
+        job_id: str,
+    ) -> Response[JobView]:
         settings = synopsis.settings
         owner = caller_id(request)
         media_type = request.content_type[0]
         if media_type == _MULTIPART:
             files = await _uploaded_files(request, settings)
-            job = await asyncio.to_thread(job_queue.submit_files, owner, files)
+            job = await asyncio.to_thread(job_queue.submit_files, owner, files, job_id=job_id)
             return accepted(job)
         if media_type != _JSON:
             raise ValidationException(
@@ -339,7 +357,12 @@ class DocumentController(Controller):
             _at_most("max_pages", pages, settings.api_max_crawl_pages, "api_max_crawl_pages")
             await asyncio.to_thread(address_policy.check, body.url)  # UnsafeUrlError: 400
             job = await asyncio.to_thread(
-                job_queue.submit_url, owner, body.url, crawl_depth=depth, max_pages=pages
+                job_queue.submit_url,
+                owner,
+                body.url,
+                crawl_depth=depth,
+                max_pages=pages,
+                job_id=job_id,
             )
             return accepted(job)
         if body.source is None:
@@ -355,7 +378,7 @@ class DocumentController(Controller):
             content_type=FORMATS[body.format],
             title=body.title or "",
         )
-        job = await asyncio.to_thread(job_queue.submit_files, owner, [item])
+        job = await asyncio.to_thread(job_queue.submit_files, owner, [item], job_id=job_id)
         return accepted(job)
 
     @get(

@@ -38,6 +38,7 @@ from litestar.exceptions import HTTPException
 from service.edges.api.request_ids import request_id
 from service.edges.api.schemas import ErrorBody
 from service.errors import (
+    ConversationLimitError,
     EmbeddingMismatchError,
     JobNotFoundError,
     JobStateError,
@@ -126,7 +127,7 @@ def error_response(
     if isinstance(exc, SynopsisError):
         code, error, detail = status_of(exc), type(exc).__name__, str(exc)
         field = getattr(exc, "field", None)  # RequestLimitError
-        retry_after = getattr(exc, "retry_after", None)  # QueueFullError
+        retry_after = getattr(exc, "retry_after", None)  # QueueFullError, ConversationLimitError
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
     elif isinstance(exc, HTTPException):
@@ -176,6 +177,7 @@ STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (SourceNotReadyError, 409),
     (JobStateError, 409),
     (QueueFullError, 429),
+    (ConversationLimitError, 429),
     (JobsUnavailableError, 503),
     (EmbeddingMismatchError, 409),
     (StackError, 503),

@@ -28,6 +28,7 @@ from service.jobs.records import Job
 from service.jobs.runner import JobRunner
 from service.jobs.store import JobStore
 from service.models.captions import load_options
+from service.retention import Sweeper
 from service.settings import Settings
 from service.synopsis import Synopsis
 
@@ -231,7 +232,8 @@ async def running_jobs(
     app: Litestar, synopsis: Synopsis, settings: Settings
 ) -> AsyncIterator[None]:
     """Open the job store (creating its collections), the queue and this process's runner
-    on `app.state`; stop the runner at exit (its running jobs become `interrupted`)."""
+    on `app.state`, and start the retention sweeper (`service.retention`); stop both at
+    exit (the runner's running jobs become `interrupted`)."""
     store = JobStore(
         synopsis.client,
         prefix=settings.collection_prefix,
@@ -265,11 +267,16 @@ async def running_jobs(
         per_owner=settings.jobs_per_key,
         on_submit=runner.wake,
     )
-    if settings.jobs_workers < 1:  # an API-only process: other processes run the jobs
-        yield
-        return
-    runner.start()
+    sweeper = Sweeper(synopsis, store, uploads=uploads)  # retention, in every process
+    sweeper.start()
     try:
-        yield
+        if settings.jobs_workers < 1:  # an API-only process: other processes run the jobs
+            yield
+            return
+        runner.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(runner.stop)
     finally:
-        await asyncio.to_thread(runner.stop)
+        await asyncio.to_thread(sweeper.stop)

@@ -1,10 +1,11 @@
 """In-memory stand-ins for unit tests of the job runner's own logic.
 
 `MemoryJobStore` keeps `JobStore`'s contract (the methods the runner and the queue call,
-with the same semantics: a claim is won once per attempt, `finish` writes only over the
-attempt and worker given) in a dict. `ScriptedSynopsis` stands in for the core a job runs
-through: each URL job runs the function the test registered for its URL. The real
-Weaviate and ingest are the integration tests' (tests/service/edges/test_api_jobs.py).
+with the same semantics: a claim is won once per attempt; `finish` writes only over the
+attempt and worker given, and gives the job's slot back when it writes an end) in a
+dict. `ScriptedSynopsis` stands in for the core a job runs through: each URL job runs the
+function the test registered for its URL. The real Weaviate and ingest are the
+integration tests' (tests/service/edges/test_api_jobs.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class MemoryJobStore:
         self.jobs: dict[str, Job] = {}
         self.claims: dict[tuple[str, int], str] = {}
         self.updates: list[tuple[str, dict[str, Any]]] = []
+        self.released: list[str] = []
         self._lock = threading.Lock()
 
     def create(self, job: Job) -> None:
@@ -57,7 +59,14 @@ class MemoryJobStore:
                 return False
             self.updates.append((job_id, changes))
             self.jobs[job_id] = dataclasses.replace(current, **changes)
-            return True
+        if changes.get("state") not in ("queued", "running"):
+            self.release(job_id)
+        return True
+
+    def release(self, job_id: str) -> None:
+        """Give back the job's slot of its owner's share (recorded)."""
+        with self._lock:
+            self.released.append(job_id)
 
     def claim(self, job: Job, *, worker: str) -> bool:
         with self._lock:

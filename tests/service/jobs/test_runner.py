@@ -133,6 +133,7 @@ def test_a_job_stuck_in_a_call_is_interrupted_at_the_stall_limit_and_frees_its_s
     release.set()  # the call returns now: what the thread reports is not recorded
     time.sleep(0.1)
     assert _state(store, stuck) == "interrupted"
+    assert store.released == [stuck.id, following.id]  # each gave back its key's slot
 
 
 def test_a_cancel_reaches_a_job_waiting_for_summaries_at_once(release: threading.Event) -> None:
