@@ -343,7 +343,7 @@ class SourceController(Controller):
         status_code=HTTP_200_OK,
         sync_to_thread=True,
         guards=[require_write],
-        responses=error_responses(400, 401, 403, 404, 503),
+        responses=error_responses(400, 401, 403, 404, 409, 503),
     )
     def delete_source(
         self,
@@ -352,7 +352,7 @@ class SourceController(Controller):
             str, QueryParameter(min_length=1, description="The source, exactly as listed.")
         ],
     ) -> DeletedSource:
-        """Remove one source; 404 when it is not indexed."""
+        """Remove one source; 404 when it is not indexed, 409 while an ingest of it runs."""
         originals, summaries = synopsis.delete_source(source)
         if originals == summaries == 0:
             raise NotFoundException(detail=f"{source} is not indexed")

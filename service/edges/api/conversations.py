@@ -110,12 +110,13 @@ class ConversationController(Controller):
         operation_id="startConversation",
         summary="Start a conversation",
         status_code=HTTP_201_CREATED,
-        responses=error_responses(401, 503),
+        responses=error_responses(401, 429, 503),
     )
     async def start(
         self, request: Request[Any, Any, Any], synopsis: SynopsisDependency
     ) -> ConversationView:
-        """A new conversation of the calling key, without turns."""
+        """A new conversation of the calling key, without turns; 429 when the key has as
+        many as it may keep (`SYNOPSIS_CONVERSATIONS_PER_KEY`)."""
         started = await asyncio.to_thread(synopsis.start_conversation, caller_id(request))
         return ConversationView.from_conversation(started)
 

@@ -460,12 +460,13 @@ class DocumentController(Controller):
         summary="Delete a source's originals and summaries",
         status_code=HTTP_200_OK,
         guards=[require_write],
-        responses=error_responses(400, 401, 403, 404, 503),
+        responses=error_responses(400, 401, 403, 404, 409, 503),
     )
     async def delete_document(
         self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, source: str
     ) -> DeletedSource:
-        """Remove one source; 404 when it is not indexed (percent-encode it, as for GET)."""
+        """Remove one source; 404 when it is not indexed (percent-encode it, as for GET),
+        409 while an ingest of it runs."""
         name = _source_name(request, source)
         originals, summaries = await asyncio.to_thread(synopsis.delete_source, name)
         if originals == summaries == 0:

@@ -1,0 +1,216 @@
+"""A *hung* Ollama and a *hung* Weaviate (SIGSTOP on the real process, later SIGCONT), in
+throwaway local stacks of their own, while an ingest job runs through the app.
+
+Killed servers refuse connections at once; hung ones accept them and never answer, which
+is what a paused VM, a swapped-out host or a deadlocked server looks like. With every
+outbound call under a deadline (tests/service/test_deadlines.py), each request must end
+with 503 within its deadline, the running job must end within its limit rather than stay
+`running`, and after SIGCONT everything works again without a restart, with the
+invariants intact and the counts of a clean ingest. Run with `-s` to see the timings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from service.connections import connect_weaviate
+from service.edges.api import create_app
+from service.index.store import Store
+from service.settings import Settings
+from service.stack import LocalStack
+from tests.conftest import IsolatedSettings
+from tests.service.conftest import assert_invariants
+from tests.service.jobs.test_faults import _assert_503, _descendants, _drop, _ended, _wait
+
+pytestmark = pytest.mark.integration
+
+#: Every deadline of the test, in seconds (the defaults are minutes).
+DEADLINE = 3.0
+#: What a request may take beyond its deadline (the service's own work, a busy machine).
+SLACK = 3.0
+#: Six short sections: one chunk each, a few seconds of summaries with the small model.
+GUIDE = "# Widget\n\n" + "\n\n".join(
+    f"## {header}\n\n{text}"
+    for header, text in {
+        "Install": "Run `pip install widget` to install the package.",
+        "Configure": "Set `WIDGET_HOME` to the directory that holds the settings.",
+        "Run": "Start the server with `widget serve --port 8000`.",
+        "Stop": "Press Ctrl-C in its terminal to stop the server.",
+        "Upgrade": "Run `pip install -U widget` to get the latest release.",
+        "Logs": "The server writes its log to `widget.log` in the settings directory.",
+    }.items()
+)
+
+
+def _settings(base: Settings, prefix: str) -> Settings:
+    return dataclasses.replace(
+        base,
+        collection_prefix=prefix,
+        summary_max_tokens=60,
+        summary_retries=0,
+        summary_timeout=60.0,  # the stall limit, not a summary's timeout, ends the job
+        jobs_poll_seconds=0.2,
+        jobs_lease_seconds=3.0,
+        jobs_stall_seconds=10.0,
+        query_embedding_timeout=DEADLINE,
+        embedding_timeout=10.0,
+        answer_timeout=DEADLINE,
+        weaviate_query_timeout=DEADLINE,
+        weaviate_insert_timeout=DEADLINE,
+    )
+
+
+@contextlib.contextmanager
+def _hung(settings: Settings, name: str) -> Iterator[list[int]]:
+    """SIGSTOP the component and what it started (Ollama's model runners); SIGCONT on
+    leaving, whatever happened."""
+    status = LocalStack(settings).status()
+    component = status.weaviate if name == "weaviate" else status.ollama
+    assert component.pid is not None, f"{name} is not running"
+    pids = [component.pid, *_descendants(component.pid)]
+    try:
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        yield pids
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+def _timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = call(*args, **kwargs)
+    return result, time.monotonic() - started
+
+
+def _job_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("job-") and t.is_alive()]
+
+
+def _upload() -> list[tuple[str, tuple[str, bytes]]]:
+    return [("files", ("guide.md", GUIDE.encode()))]
+
+
+def _writing(job: dict[str, Any]) -> bool:
+    assert job["state"] not in ("done", "failed", "cancelled", "interrupted"), job
+    return bool(job["progress"]["summarized"] >= 1)
+
+
+def _assert_whole(settings: Settings) -> None:
+    client = connect_weaviate(settings)
+    try:
+        store = Store(client, prefix=settings.collection_prefix)
+        found = assert_invariants(store)
+        record = store.source_record("guide.md")
+    finally:
+        client.close()
+    assert record is not None
+    assert (record.status, record.pending) == ("complete", 0)
+    assert found.originals["guide.md"] == found.summaries["guide.md"] == record.chunks >= 6
+
+
+def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
+    isolated_settings: IsolatedSettings,
+) -> None:
+    shared = Settings.from_env()
+    settings = dataclasses.replace(
+        _settings(isolated_settings(900, weaviate=False), "TestHungOllama"),
+        weaviate_grpc_port=shared.local_weaviate_grpc_port,  # the shared one, as external
+    )
+    assert LocalStack(settings).up().ready
+    _drop(settings)
+    try:
+        with TestClient(create_app(settings)) as http:
+            job_id = http.post("/documents", files=_upload()).json()["id"]
+            _wait(http, job_id, _writing, timeout=300)
+            with _hung(settings, "ollama"):
+                stopped = time.monotonic()
+                search, search_s = _timed(http.post, "/search", json={"query": "widget logs"})
+                _assert_503(search, "ollama")
+                ask, ask_s = _timed(http.post, "/ask", json={"question": "Where is the log?"})
+                _assert_503(ask, "ollama")
+                job = _wait(http, job_id, _ended, timeout=60)
+                ended_s = time.monotonic() - stopped
+                deadline = time.monotonic() + 60
+                while _job_threads() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                threads_s = time.monotonic() - stopped
+                print(
+                    f"\nhung Ollama: /search 503 in {search_s:.1f} s, /ask 503 in {ask_s:.1f} s,"
+                    f" job {job['state']} after {ended_s:.1f} s, its thread gone after"
+                    f" {threads_s:.1f} s"
+                )
+                assert search_s < DEADLINE + SLACK
+                assert ask_s < DEADLINE + SLACK
+                assert job["state"] == "interrupted", job
+                assert "SYNOPSIS_JOBS_STALL_SECONDS=10" in job["reason"]
+                assert ended_s < settings.jobs_stall_seconds + SLACK + 5  # + the grace
+            continued = time.monotonic()
+            while http.post("/search", json={"query": "widget logs"}).status_code != 200:
+                assert time.monotonic() - continued < 60, "searches did not succeed again"
+                time.sleep(0.5)
+            back = time.monotonic() - continued
+            print(f"hung Ollama: searches answer again {back:.1f} s after SIGCONT")
+            assert http.post(f"/jobs/{job_id}/retry").status_code == 202
+            job = _wait(http, job_id, _ended, timeout=300)
+            assert job["state"] == "done", job
+        _assert_whole(settings)
+    finally:
+        _drop(settings)
+
+
+def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
+    isolated_settings: IsolatedSettings,
+) -> None:
+    settings = _settings(isolated_settings(950, ollama=False), "TestHungWeaviate")
+    assert LocalStack(settings).up().ready
+    with TestClient(create_app(settings)) as http:
+        job_id = http.post("/documents", files=_upload()).json()["id"]
+        _wait(http, job_id, _writing, timeout=300)
+        with _hung(settings, "weaviate"):
+            stopped = time.monotonic()
+            timings: dict[str, float] = {}
+            for name, call in {
+                "search": lambda: http.post("/search", json={"query": "widget logs"}),
+                "job": lambda: http.get(f"/jobs/{job_id}"),
+                "documents": lambda: http.get("/documents"),
+            }.items():
+                response, timings[name] = _timed(call)
+                _assert_503(response, "weaviate")
+            deadline = time.monotonic() + 120
+            while _job_threads() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            threads_s = time.monotonic() - stopped
+            print(
+                "\nhung Weaviate: "
+                + ", ".join(f"{name} 503 in {seconds:.1f} s" for name, seconds in timings.items())
+                + f"; the job's thread ended after {threads_s:.1f} s"
+            )
+            assert max(timings.values()) < DEADLINE + SLACK
+            assert _job_threads() == []  # no job stays running on a hung Weaviate
+        continued = time.monotonic()
+        while http.post("/search", json={"query": "widget logs"}).status_code != 200:
+            assert time.monotonic() - continued < 60, "searches did not succeed again"
+            time.sleep(0.5)
+        back = time.monotonic() - continued
+        print(f"hung Weaviate: searches answer again {back:.1f} s after SIGCONT")
+        # Its end is recorded once Weaviate answers: done if it wrote after the pause,
+        # else failed or interrupted, and a retry finishes it.
+        job = _wait(http, job_id, _ended, timeout=60)
+        if job["state"] != "done":
+            assert job["reason"], job
+            assert http.post(f"/jobs/{job_id}/retry").status_code == 202
+            job = _wait(http, job_id, _ended, timeout=300)
+        assert job["state"] == "done", job
+    _assert_whole(settings)
