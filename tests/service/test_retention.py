@@ -41,11 +41,10 @@ WRITE = {"Authorization": "Bearer retention-write-key"}
 
 
 @pytest.fixture
-def configured(settings: Settings, tmp_path: Path) -> Settings:
+def configured(settings: Settings) -> Settings:
     return dataclasses.replace(
         settings,
         collection_prefix=PREFIX,
-        data_dir=tmp_path / "data",
         jobs_workers=0,  # jobs stay queued: nothing runs them
         api_write_keys="retention-write-key",
     )
@@ -94,10 +93,10 @@ def _upload(uploads: Path, name: str, *, days_old: float = 0.0) -> Path:
 
 
 def test_a_sweep_removes_what_retention_no_longer_keeps_and_keeps_the_rest(
-    synopsis: Synopsis, configured: Settings
+    synopsis: Synopsis, tmp_path: Path
 ) -> None:
     jobs = JobStore(synopsis.client, prefix=PREFIX)
-    uploads = configured.data_dir / "uploads"
+    uploads = tmp_path / "uploads"
     old_done = _job(jobs, "done", ended_days_ago=40)  # past jobs_retention_days (30)
     old_failed = _job(jobs, "failed", ended_days_ago=10)  # past uploads_retention_days (7)
     recent_failed = _job(jobs, "failed", ended_days_ago=1)
