@@ -149,14 +149,23 @@ class SourceLocks:
             return sorted(self._held)
 
     def close(self) -> None:
-        """Release every lease (errors are logged: the leases then end by themselves)
-        and stop renewing."""
+        """Release every lease and stop renewing. After a failed release (Weaviate down or
+        hung) the rest are left to end by themselves rather than each waiting out its
+        call's deadline."""
         self._closed.set()
-        for source in self.held():
+        held = self.held()
+        for index, source in enumerate(held):
             try:
                 self.release(source)
             except Exception as exc:
-                log.warning("could not release the lease of %s (it ends itself): %s", source, exc)
+                log.warning(
+                    "could not release the leases of %d sources (they end by themselves "
+                    "within %g s): %s",
+                    len(held) - index,
+                    self.seconds,
+                    exc,
+                )
+                break
         if self._renewer is not None and self._renewer is not threading.current_thread():
             self._renewer.join(timeout=10)
 

@@ -121,3 +121,24 @@ def test_a_source_held_past_the_wait_is_reported_failed_and_the_others_go_on() -
     assert set(store.sources) == {"o.md"}
     assert {o.source for o in store.originals.values()} == {"o.md"}
     assert leases.holder(source_lease(SOURCE)) == "another-ingest"  # untouched
+
+
+class _Unreachable(MemoryLeases):
+    """Releases fail, as with Weaviate down or hung (each would wait out its deadline)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release_calls = 0
+
+    def release(self, name: str, *, holder: str) -> None:
+        self.release_calls += 1
+        raise TimeoutError("Weaviate does not answer")
+
+
+def test_closing_stops_at_the_first_failed_release() -> None:
+    leases = _Unreachable()
+    locks = _locks(leases)
+    for source in ("a.md", "b.md", "c.md"):
+        assert locks.acquire(source)
+    locks.close()
+    assert leases.release_calls == 1  # the other two end by themselves
