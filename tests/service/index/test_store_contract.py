@@ -430,3 +430,37 @@ def test_a_source_record_is_created_then_replaced(store: Any, base: str) -> None
     done = dataclasses.replace(record, status="complete", pending=0)
     store.put_source_record(done)
     assert store.source_record(record.source) == done
+
+
+def test_records_are_found_by_status_and_removed(store: Any, base: str) -> None:
+    at = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    records = [
+        SourceRecord(
+            source=base + name,
+            title="",
+            content_hash="abc",
+            settings_key="k",
+            status=status,
+            chunks=0,
+            ingested_at=at,
+        )
+        for name, status in (("a.md", "deleting"), ("b.md", "complete"), ("c.md", "deleting"))
+    ]
+    for record in records:
+        store.put_source_record(record)
+    mine = [name for name in store.sources_in_state("deleting") if name.startswith(base)]
+    assert mine == [base + "a.md", base + "c.md"]
+    store.delete_source_record(base + "a.md")
+    assert store.source_record(base + "a.md") is None
+    mine = [name for name in store.sources_in_state("deleting") if name.startswith(base)]
+    assert mine == [base + "c.md"]
+    store.delete_source_record(base + "c.md")
+    store.delete_source_record(base + "b.md")
+
+
+def test_the_chunks_of_a_source_are_counted(store: Any, base: str) -> None:
+    first, second, other = _kettle(base)
+    assert store.count_originals(base + "kettle.md") == 0
+    store.write_originals([first, second, other])
+    assert store.count_originals(base + "kettle.md") == 2
+    assert store.count_originals(base + "guide/cups.md") == 1
