@@ -28,7 +28,7 @@ from service.edges.api import create_app
 from service.index.store import Store
 from service.settings import Settings
 from service.stack import LocalStack
-from tests.conftest import IsolatedSettings
+from tests.conftest import IsolatedSettings, cheap_model_settings
 from tests.service.conftest import assert_invariants
 from tests.service.jobs.test_faults import _assert_503, _descendants, _drop, _ended, _wait
 
@@ -54,9 +54,8 @@ GUIDE = "# Widget\n\n" + "\n\n".join(
 
 def _settings(base: Settings, prefix: str) -> Settings:
     return dataclasses.replace(
-        base,
+        cheap_model_settings(base),
         collection_prefix=prefix,
-        summary_max_tokens=60,
         summary_retries=0,
         summary_timeout=60.0,  # the stall limit, not a summary's timeout, ends the job
         jobs_poll_seconds=0.2,

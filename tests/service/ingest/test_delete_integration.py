@@ -8,6 +8,7 @@ begins (after the steps before it were written), with no cleanup and no polling 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -16,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.conftest import assert_invariants, write_markdown
 
 pytestmark = pytest.mark.integration
+
+PREFIX = "TestDeleteKill"
 
 _SECTIONS = {
     "Install": "Run `pip install widget` to install it.",
@@ -61,6 +65,19 @@ def _kill_during_delete(synopsis: Synopsis, step: str, source: str) -> None:
         check=False,
     )
     assert done.returncode == -9, done.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def core(cheap_settings: Settings) -> Iterator[Synopsis]:
+    """A Synopsis on collections of this module's own, with the smallest chat model (the
+    summaries only need to exist); dropped afterwards."""
+    synopsis = Synopsis.open(dataclasses.replace(cheap_settings, collection_prefix=PREFIX))
+    synopsis.store.drop()
+    try:
+        yield synopsis
+    finally:
+        synopsis.store.drop()
+        synopsis.close()
 
 
 @pytest.fixture

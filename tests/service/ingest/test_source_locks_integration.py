@@ -10,6 +10,7 @@ lease (its "wait" event), which is what the lease is for.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,8 @@ from tests.service.test_deadlines import SLACK
 
 pytestmark = pytest.mark.integration
 
+PREFIX = "TestSourceLocks"
+
 SOURCE = "locks-test/guide.md"
 _COMMON = {
     "Install": "Run `pip install widget` to install it.",
@@ -47,10 +50,28 @@ def _document(version: str) -> Document:
     return Document(page_content=f"# Widget\n\n{body}\n", metadata={"source": SOURCE})
 
 
+@pytest.fixture(scope="module")
+def locks_settings(cheap_settings: Settings) -> Settings:
+    """Collections of this module's own; the smallest chat model (summaries only need to
+    exist)."""
+    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+
+
+@pytest.fixture(scope="module")
+def core(locks_settings: Settings) -> Iterator[Synopsis]:
+    synopsis = Synopsis.open(locks_settings)
+    synopsis.store.drop()
+    try:
+        yield synopsis
+    finally:
+        synopsis.store.drop()
+        synopsis.close()
+
+
 @pytest.fixture
-def second(core_settings: Settings) -> Iterator[Synopsis]:
+def second(locks_settings: Settings, core: Synopsis) -> Iterator[Synopsis]:
     """Another Synopsis on the same collections: a second worker, replica or CLI."""
-    other = Synopsis.open(core_settings)
+    other = Synopsis.open(locks_settings)
     try:
         yield other
     finally:
