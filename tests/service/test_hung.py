@@ -38,18 +38,18 @@ pytestmark = pytest.mark.integration
 DEADLINE = 3.0
 #: What a request may take beyond its deadline (the service's own work, a busy machine).
 SLACK = 3.0
-#: Six short sections: one chunk each, a few seconds of summaries with the small model.
-GUIDE = "# Widget\n\n" + "\n\n".join(
-    f"## {header}\n\n{text}"
-    for header, text in {
-        "Install": "Run `pip install widget` to install the package.",
-        "Configure": "Set `WIDGET_HOME` to the directory that holds the settings.",
-        "Run": "Start the server with `widget serve --port 8000`.",
-        "Stop": "Press Ctrl-C in its terminal to stop the server.",
-        "Upgrade": "Run `pip install -U widget` to get the latest release.",
-        "Logs": "The server writes its log to `widget.log` in the settings directory.",
-    }.items()
-)
+#: Eight short pages of five sections: about 40 summaries of a few words, so the job is
+#: still writing them when its server hangs, while each page's are stored as it ends.
+_TOPICS = ("install", "configure", "run", "stop", "upgrade", "logs", "backup", "restore")
+PAGES = {
+    f"{topic}.md": f"# Widget: {topic}\n\n"
+    + "\n\n".join(
+        f"## Step {step} of {topic}\n\nFor {topic}, step {step}: run `widget {topic} "
+        f"--step {step}` and check its output."
+        for step in range(1, 6)
+    )
+    for topic in _TOPICS
+}
 
 
 def _settings(base: Settings, prefix: str) -> Settings:
@@ -62,7 +62,7 @@ def _settings(base: Settings, prefix: str) -> Settings:
         jobs_lease_seconds=3.0,
         jobs_stall_seconds=10.0,
         query_embedding_timeout=DEADLINE,
-        embedding_timeout=10.0,
+        embedding_timeout=30.0,  # past the stall limit and its grace: the stall ends the job
         answer_timeout=DEADLINE,
         weaviate_query_timeout=DEADLINE,
         weaviate_insert_timeout=DEADLINE,
@@ -98,12 +98,13 @@ def _job_threads() -> list[threading.Thread]:
 
 
 def _upload() -> list[tuple[str, tuple[str, bytes]]]:
-    return [("files", ("guide.md", GUIDE.encode()))]
+    return [("files", (name, text.encode())) for name, text in PAGES.items()]
 
 
 def _writing(job: dict[str, Any]) -> bool:
     assert job["state"] not in ("done", "failed", "cancelled", "interrupted"), job
-    return bool(job["progress"]["summarized"] >= 1)
+    progress = job["progress"]
+    return bool(progress["summarized"] >= 1)
 
 
 def _assert_whole(settings: Settings) -> None:
@@ -111,12 +112,13 @@ def _assert_whole(settings: Settings) -> None:
     try:
         store = Store(client, prefix=settings.collection_prefix)
         found = assert_invariants(store)
-        record = store.source_record("guide.md")
+        records = {name: store.source_record(name) for name in PAGES}
     finally:
         client.close()
-    assert record is not None
-    assert (record.status, record.pending) == ("complete", 0)
-    assert found.originals["guide.md"] == found.summaries["guide.md"] == record.chunks >= 6
+    for name, record in records.items():
+        assert record is not None, name
+        assert (record.status, record.pending) == ("complete", 0)
+        assert found.originals[name] == found.summaries[name] == record.chunks >= 5
 
 
 def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
