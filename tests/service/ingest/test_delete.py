@@ -31,7 +31,7 @@ def _complete(store: MemoryStore) -> None:
     assert (record.status, record.chunks, record.pending) == ("complete", CHUNKS, 0)
     assert len(store.originals) == CHUNKS
     assert {s.original_id for s in store.summaries.values()} == set(store.originals)
-    assert store.pending() == 0
+    assert store.pending_summaries() == 0
 
 
 def test_the_record_is_marked_deleting_before_anything_is_removed() -> None:
