@@ -30,6 +30,7 @@ from service.settings import Settings
 from service.stack import LocalStack
 from tests.conftest import IsolatedSettings, cheap_model_settings
 from tests.service.conftest import assert_invariants
+from tests.service.holds import summaries_held
 from tests.service.jobs.test_faults import _assert_503, _descendants, _drop, _ended, _wait
 
 pytestmark = pytest.mark.integration
@@ -38,9 +39,9 @@ pytestmark = pytest.mark.integration
 DEADLINE = 3.0
 #: What a request may take beyond its deadline (the service's own work, a busy machine).
 SLACK = 3.0
-#: Eight short pages of five sections: about 40 summaries of a few words, so the job is
-#: still writing them when its server hangs, while each page's are stored as it ends.
-_TOPICS = ("install", "configure", "run", "stop", "upgrade", "logs", "backup", "restore")
+#: Two short pages of five sections: ten summaries of a few words. The job is held after
+#: its first two (`summaries_held`), so it is writing them when its server hangs.
+_TOPICS = ("install", "upgrade")
 PAGES = {
     f"{topic}.md": f"# Widget: {topic}\n\n"
     + "\n\n".join(
@@ -101,12 +102,6 @@ def _upload() -> list[tuple[str, tuple[str, bytes]]]:
     return [("files", (name, text.encode())) for name, text in PAGES.items()]
 
 
-def _writing(job: dict[str, Any]) -> bool:
-    assert job["state"] not in ("done", "failed", "cancelled", "interrupted"), job
-    progress = job["progress"]
-    return bool(progress["summarized"] >= 1)
-
-
 def _assert_whole(settings: Settings) -> None:
     client = connect_weaviate(settings)
     try:
@@ -122,7 +117,7 @@ def _assert_whole(settings: Settings) -> None:
 
 
 def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
-    isolated_settings: IsolatedSettings,
+    isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = Settings.from_env()
     settings = dataclasses.replace(
@@ -132,10 +127,14 @@ def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
     assert LocalStack(settings).up().ready
     _drop(settings)
     try:
-        with TestClient(create_app(settings)) as http:
+        with (
+            TestClient(create_app(settings)) as http,
+            summaries_held(monkeypatch, after=2) as hold,
+        ):
             job_id = http.post("/documents", files=_upload()).json()["id"]
-            _wait(http, job_id, _writing, timeout=300)
+            hold.wait_reached(timeout=300)
             with _hung(settings, "ollama"):
+                hold.release()  # the next summaries go to the hung server
                 stopped = time.monotonic()
                 search, search_s = _timed(http.post, "/search", json={"query": "widget logs"})
                 _assert_503(search, "ollama")
@@ -172,13 +171,16 @@ def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
 
 
 def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
-    isolated_settings: IsolatedSettings,
+    isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = _settings(isolated_settings(950, ollama=False), "TestHungWeaviate")
     assert LocalStack(settings).up().ready
-    with TestClient(create_app(settings)) as http:
+    with (
+        TestClient(create_app(settings)) as http,
+        summaries_held(monkeypatch, after=2) as hold,
+    ):
         job_id = http.post("/documents", files=_upload()).json()["id"]
-        _wait(http, job_id, _writing, timeout=300)
+        hold.wait_reached(timeout=300)
         with _hung(settings, "weaviate"):
             stopped = time.monotonic()
             timings: dict[str, float] = {}
@@ -189,6 +191,7 @@ def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
             }.items():
                 response, timings[name] = _timed(call)
                 _assert_503(response, "weaviate")
+            hold.release()  # the summaries end, and the job comes to write them
             deadline = time.monotonic() + 120
             while _job_threads() and time.monotonic() < deadline:
                 time.sleep(0.1)
