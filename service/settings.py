@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,11 @@ _DEADLINES = (
     "query_embedding_timeout",
     "answer_timeout",
     "summary_timeout",
+)
+#: A name of `api_allowed_hosts`: `*`, a host name (`*.` before it: the names under it), an
+#: IPv4 or an IPv6 address (with or without brackets).
+_HOST_PATTERN = re.compile(
+    r"\*|(\*\.)?[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?|\[?[0-9a-f]*:[0-9a-f]*:[0-9a-f:.]*\]?"
 )
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
 _LOCAL_WEAVIATE_NODES = (1, 3)
@@ -271,6 +277,12 @@ class Settings:
     # With no key configured the API is open to anyone who reaches it, so `synopsis serve`
     # refuses a non-loopback host unless this is set explicitly.
     api_allow_open: bool = False
+    # Host names the API answers to (the Host header, port aside), comma-separated;
+    # "*.corp" for every name under corp, "*" for any. Empty: the loopback names
+    # (localhost, *.localhost, 127.0.0.0/8, ::1) and api_host. A name not served is a 400,
+    # so that a name of an attacker's that resolves to this machine (DNS rebinding) gets
+    # nothing (service/edges/api/crosssite.py). /health and /ready answer any name.
+    api_allowed_hosts: str = ""
     # Request limits; a request over one is refused with a 4xx naming the field.
     api_max_query_chars: int = 4000  # of a search query or a question
     api_max_k: int = 100  # results of a search (an answer cites at most 20 passages)
@@ -387,6 +399,12 @@ class Settings:
                 f"{names['jobs_stall_seconds']} must be more than 0 and "
                 f"{names['jobs_max_seconds']} at least 0 (0: no limit)"
             )
+        for host in self.allowed_host_names:
+            if not _HOST_PATTERN.fullmatch(host):
+                raise ConfigurationError(
+                    f"{names['api_allowed_hosts']}: {host!r} is not a host name (no scheme, "
+                    "no port; a leading *. for a domain's names, or * alone for any)"
+                )
         if self.api_max_k > MAX_K:
             raise ConfigurationError(
                 f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"
@@ -467,6 +485,15 @@ class Settings:
                     f"distinct ports (Weaviate's cluster uses its HTTP port + 1…4{cluster})"
                 )
             taken[port] = name
+
+    @property
+    def allowed_host_names(self) -> tuple[str, ...]:
+        """The names of `api_allowed_hosts`, lower-cased (empty when it is not set)."""
+        return tuple(
+            name.strip().lower().rstrip(".")
+            for name in self.api_allowed_hosts.split(",")
+            if name.strip()
+        )
 
     @property
     def uses_local_weaviate(self) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from service.edges.api.crosssite import allowed_hosts, host_allowed
 from service.edges.api.security import check_bind, load_api_keys
 from service.errors import ConfigurationError
 from service.settings import ENV_PREFIX, Settings
@@ -154,6 +155,7 @@ def test_every_synopsis_variable_is_a_settings_field(compose: dict[str, Any]) ->
         ("SYNOPSIS_API_WRITE_KEYS", "${SYNOPSIS_API_WRITE_KEYS:-}", ""),
         ("SYNOPSIS_API_KEYS_FILE", "${SYNOPSIS_API_KEYS_FILE:-}", ""),
         ("SYNOPSIS_API_ALLOW_OPEN", "${SYNOPSIS_API_ALLOW_OPEN:-false}", "false"),
+        ("SYNOPSIS_API_ALLOWED_HOSTS", "${SYNOPSIS_API_ALLOWED_HOSTS:-}", ""),
         ("SYNOPSIS_API_WORKERS", "${SYNOPSIS_API_WORKERS:-1}", "1"),
         ("SYNOPSIS_CHAT_MODEL", "${SYNOPSIS_CHAT_MODEL:-llama3.1}", "llama3.1"),
         (
@@ -412,6 +414,23 @@ def test_keys_or_an_explicit_opt_in_let_the_container_serve(
 ) -> None:
     settings = _container_settings(compose, environ)
     check_bind(settings.api_host, load_api_keys(settings), settings)
+
+
+@pytest.mark.parametrize(
+    ("environ", "host", "served"),
+    [
+        ({}, "localhost:8000", True),  # the published port, on this machine
+        ({}, "synopsis:8000", False),  # another container: only once named
+        ({"SYNOPSIS_API_ALLOWED_HOSTS": "synopsis,docs.example.com"}, "synopsis:8000", True),
+        ({"SYNOPSIS_API_ALLOWED_HOSTS": "synopsis,docs.example.com"}, "docs.example.com", True),
+        ({"SYNOPSIS_API_ALLOWED_HOSTS": "synopsis"}, "attacker.example", False),
+    ],
+)
+def test_the_container_serves_the_host_names_it_is_given(
+    compose: dict[str, Any], environ: dict[str, str], host: str, served: bool
+) -> None:
+    settings = _container_settings(compose, environ)
+    assert host_allowed(host, allowed_hosts(settings)) is served
 
 
 def test_a_keys_file_passed_as_a_secret_is_read(compose: dict[str, Any], tmp_path: Path) -> None:

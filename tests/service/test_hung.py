@@ -32,6 +32,7 @@ from tests.conftest import IsolatedSettings, cheap_model_settings
 from tests.service.conftest import assert_invariants
 from tests.service.holds import summaries_held
 from tests.service.jobs.test_faults import _assert_503, _descendants, _drop, _ended, _wait
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -128,7 +129,7 @@ def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
     _drop(settings)
     try:
         with (
-            TestClient(create_app(settings)) as http,
+            TestClient(create_app(settings), base_url=IN_PROCESS_URL) as http,
             summaries_held(monkeypatch, after=2) as hold,
         ):
             job_id = http.post("/documents", files=_upload()).json()["id"]
@@ -176,7 +177,7 @@ def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
     settings = _settings(isolated_settings(950, ollama=False), "TestHungWeaviate")
     assert LocalStack(settings).up().ready
     with (
-        TestClient(create_app(settings)) as http,
+        TestClient(create_app(settings), base_url=IN_PROCESS_URL) as http,
         summaries_held(monkeypatch, after=2) as hold,
     ):
         job_id = http.post("/documents", files=_upload()).json()["id"]

@@ -33,6 +33,7 @@ from service.jobs.store import _claim_id
 from service.retention import Sweeper, SweepReport
 from service.settings import Settings
 from service.synopsis import Synopsis
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -212,7 +213,7 @@ def test_a_key_at_its_share_is_refused_before_its_upload_is_read(
 ) -> None:
     settings = dataclasses.replace(configured, jobs_per_key=1)
     app = create_app(settings)
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         first = client.post(
             "/documents", json={"content": "# A\n\nText.", "source": "a.md"}, headers=WRITE
         )
@@ -228,7 +229,7 @@ def test_a_key_at_its_share_is_refused_before_its_upload_is_read(
 
         async def upload() -> httpx.Response:
             transport = httpx.ASGITransport(app=cast(Any, app))
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            async with httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_URL) as http:
                 return await http.post(
                     "/documents",
                     content=body(),
@@ -253,7 +254,7 @@ def test_a_key_at_its_conversation_share_gets_429_until_it_deletes_one(
     configured: Settings, synopsis: Synopsis
 ) -> None:
     settings = dataclasses.replace(configured, conversations_per_key=1)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         first = client.post("/conversations", headers=WRITE)
         assert first.status_code == 201, first.text
         refused = client.post("/conversations", headers=WRITE)

@@ -119,6 +119,7 @@ def test_api_defaults() -> None:
         ("SYNOPSIS_API_WRITE_KEYS", "w", "api_write_keys", "w"),
         ("SYNOPSIS_API_KEYS_FILE", "/run/secrets/keys", "api_keys_file", "/run/secrets/keys"),
         ("SYNOPSIS_API_ALLOW_OPEN", "true", "api_allow_open", True),
+        ("SYNOPSIS_API_ALLOWED_HOSTS", "a.corp, *.corp", "api_allowed_hosts", "a.corp, *.corp"),
         ("SYNOPSIS_API_WORKERS", "4", "api_workers", 4),
         ("SYNOPSIS_API_MAX_QUERY_CHARS", "200", "api_max_query_chars", 200),
         ("SYNOPSIS_API_MAX_K", "20", "api_max_k", 20),

@@ -6,7 +6,8 @@ what it opened. Every exception is translated once, in `synopsis_error_handler`
 (`service.edges.api.exceptions`); every response carries an `X-Request-ID`
 (`service.edges.api.request_ids`); request metrics come from Litestar's Prometheus
 middleware (`service.edges.api.metrics`); API keys are loaded once onto `app.state`
-(`service.edges.api.security`).
+(`service.edges.api.security`); what another site can make a browser send is refused
+before any handler (`service.edges.api.crosssite`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from service.edges.api.controllers import (
     provide_synopsis,
 )
 from service.edges.api.conversations import ConversationController
+from service.edges.api.crosssite import CrossSiteGuard, allowed_hosts
 from service.edges.api.documents import (
     DocumentController,
     provide_address_policy,
@@ -121,7 +123,8 @@ def create_app(
         before_send=[send_request_id],
         plugins=[ClosedStructSchemaPlugin(resolved)],
         before_request=refuse_while_down,
-        middleware=[prometheus_config().middleware],
+        # Prometheus first: it counts the refusals too.
+        middleware=[prometheus_config().middleware, CrossSiteGuard(allowed_hosts(resolved))],
         request_max_body_size=resolved.api_max_body_bytes,
         # Logging belongs to the process (`synopsis serve` configures it through uvicorn);
         # Litestar's default would replace the root logger's handlers.

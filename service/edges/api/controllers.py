@@ -24,6 +24,7 @@ from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from service.edges.api.bodies import strict_body
+from service.edges.api.crosssite import ANY_HOST
 from service.edges.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_handler
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
@@ -81,7 +82,8 @@ class HealthController(Controller):
     path = "/health"
     tags = ("health",)
 
-    @get(operation_id="getHealth", summary="The process answers")
+    # Any Host: an orchestrator probes a pod by its address (`service.edges.api.crosssite`).
+    @get(operation_id="getHealth", summary="The process answers", opt={ANY_HOST: True})
     async def health(self) -> Health:
         """Always 200 `{"status": "ok"}` while the process serves requests."""
         return Health()
@@ -96,6 +98,7 @@ class ReadyController(Controller):
     @get(
         operation_id="getReady",
         summary="Weaviate, Ollama and the index",
+        opt={ANY_HOST: True},  # as /health
         responses={
             HTTP_503_SERVICE_UNAVAILABLE: ResponseSpec(
                 Readiness,
@@ -198,7 +201,7 @@ class SearchController(Controller):
         operation_id="search",
         summary="Search the index",
         status_code=HTTP_200_OK,
-        responses=error_responses(400, 401, 409, 413, 503),
+        responses=error_responses(400, 401, 409, 413, 415, 503),
     )
     async def search(
         self,
@@ -242,7 +245,7 @@ class AskController(Controller):
                 description="The answer; with `stream: true`, server-sent events instead "
                 "(text/event-stream, see the description)",
             ),
-            **error_responses(400, 401, 409, 413, 503),
+            **error_responses(400, 401, 409, 413, 415, 503),
         },
     )
     async def ask(

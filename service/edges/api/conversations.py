@@ -138,7 +138,7 @@ class ConversationController(Controller):
         operation_id="askInConversation",
         summary="Ask a question in a conversation",
         status_code=HTTP_200_OK,
-        responses=error_responses(400, 401, 404, 409, 413, 503),
+        responses=error_responses(400, 401, 404, 409, 413, 415, 503),
     )
     async def ask(
         self,

@@ -37,6 +37,7 @@ from loaders.addresses import AddressPolicy
 from loaders.documents import HTML, MARKDOWN, TEXT
 from loaders.formats import CONTENT_TYPES_BY_SUFFIX
 from service.edges.api.bodies import decode_body, invalid_body
+from service.edges.api.crosssite import BODY_TYPES, JSON, MULTIPART, UnsupportedMediaType
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
@@ -65,8 +66,8 @@ AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
 FORMATS = {"markdown": MARKDOWN, "html": HTML, "text": TEXT}
 # offset + limit within Weaviate's QUERY_MAXIMUM_RESULTS (10,000 by default).
 _MAX_OFFSET = 10_000 - 200
-_MULTIPART = "multipart/form-data"
-_JSON = "application/json"
+_MULTIPART = MULTIPART
+_JSON = JSON
 
 
 def provide_job_store(state: State) -> JobStore:
@@ -308,7 +309,8 @@ class DocumentController(Controller):
         guards=[require_write],
         # `for_settings` gives it the configured limits.
         operation_class=document_create_operation(Settings()),
-        responses=error_responses(400, 401, 403, 413, 429, 503),
+        opt={BODY_TYPES: (_JSON, _MULTIPART)},
+        responses=error_responses(400, 401, 403, 413, 415, 429, 503),
     )
     async def create(
         self,
@@ -343,9 +345,9 @@ class DocumentController(Controller):
             files = await _uploaded_files(request, settings)
             job = await asyncio.to_thread(job_queue.submit_files, owner, files, job_id=job_id)
             return accepted(job)
-        if media_type != _JSON:
-            raise ValidationException(
-                detail=f"Content-Type must be {_JSON} or {_MULTIPART}, not {media_type!r}"
+        if media_type != _JSON:  # `CrossSiteGuard` refused other types; a body-less request
+            raise UnsupportedMediaType(
+                detail=f"the body must be {_JSON} or {_MULTIPART}, not {media_type!r}"
             )
         body = _decode(await request.body())
         if (body.url is None) == (body.content is None):

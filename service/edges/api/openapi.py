@@ -6,12 +6,13 @@ can answer (`error_responses`), all with the app's one `ErrorBody`:
 
 | status | when |
 |---|---|
-| 400 | invalid body or parameter, or over a count/length limit (`field` names it) |
+| 400 | invalid body or parameter, over a count/length limit (`field` names it); a host not served |
 | 401 | no valid key, when keys are configured |
-| 403 | a read key on a write route |
+| 403 | a read key on a write route; a browser request from another origin |
 | 404 | no such source or job (jobs: of this key) |
 | 409 | the job's state does not allow it; the index was built with another embedding model |
 | 413 | a body or file over its size limit |
+| 415 | a body that is not JSON (an upload: or multipart) |
 | 429 | the job queue, or this key's share of it, is full (`Retry-After`) |
 | 503 | Weaviate or Ollama unavailable (`dependency`), or no job queue here (`Retry-After`) |
 
@@ -75,24 +76,31 @@ SECURITY_COMPONENTS = Components(
 )
 
 ERROR_DESCRIPTIONS: dict[int, str] = {
-    400: "The request is invalid or over a limit; `field` names what",
+    400: "The request is invalid or over a limit (`field` names what), or names a host this "
+    "API does not serve",
     401: "No valid API key (`Authorization: Bearer <key>`)",
-    403: "This route needs a write key",
+    403: "A browser request from another origin, or a read key on a write route",
     404: "Not found (a source that is not indexed, a job that is not this key's)",
     409: "Not now: the job's state does not allow it, or the index was built with another "
     "embedding model",
     413: "The body (or an uploaded file) is over its size limit",
+    415: "The body is not JSON (an upload: or `multipart/form-data`)",
     429: "The job queue, or this key's share of it, is full; retry after `Retry-After` s",
     503: "Weaviate or Ollama is unavailable (`dependency`), or this process has no job "
     "queue; retry after `Retry-After` s",
 }
 
 
+#: What every route behind `CrossSiteGuard` may answer: a host not served, another origin.
+_EVERY_ROUTE = (400, 403)
+
+
 def error_responses(*codes: int) -> dict[int, ResponseSpec]:
-    """The OpenAPI responses of these error statuses: an `ErrorBody` each."""
+    """The OpenAPI responses of these error statuses, and of 400 and 403 (`CrossSiteGuard`
+    refuses a request to any route with them): an `ErrorBody` each."""
     return {
         code: ResponseSpec(ErrorBody, description=ERROR_DESCRIPTIONS[code], generate_examples=False)
-        for code in codes
+        for code in sorted({*codes, *_EVERY_ROUTE})
     }
 
 

@@ -36,6 +36,7 @@ from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.conftest import cheap_model_settings
 from tests.service.query.chat_models import ScriptedStreamModel
+from tests.service.serving import IN_PROCESS_URL
 
 HIT = Hit(
     id="00000000-0000-0000-0000-000000000001",
@@ -228,7 +229,7 @@ def fake() -> FakeSynopsis:
 
 def _client(fake: FakeSynopsis, ollama: httpx.AsyncClient | None = None) -> TestClient[Any]:
     app = create_app(synopsis=cast(Synopsis, fake), ollama_http=ollama or _ollama(_ollama_ok))
-    return TestClient(app)
+    return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 @pytest.fixture
@@ -566,7 +567,7 @@ def test_a_client_that_disconnects_stops_the_generation(fake: FakeSynopsis) -> N
         "raw_path": b"/ask",
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"host", b"test"), (b"content-type", b"application/json")],
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 50000),
         "server": ("test", 80),
     }
@@ -816,7 +817,7 @@ def kettle(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iter
     )
     document = tmp_path_factory.mktemp("kettle") / "kettle.md"
     document.write_text(DOC, encoding="utf-8")
-    with TestClient(create_app(configured)) as client:
+    with TestClient(create_app(configured), base_url=IN_PROCESS_URL) as client:
         synopsis: Synopsis = client.app.state.synopsis
         synopsis.store.drop()  # leftovers of an interrupted run
         try:

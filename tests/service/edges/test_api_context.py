@@ -17,6 +17,7 @@ from service.query.context import ContextRequest, SearchContext, build_context
 from service.query.search import SearchRequest
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import HIT, HIT_JSON, FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 #: The section HIT (chunk 2 of "Tutorial > Loops") is part of: chunks 1-3.
 SECTION = [
@@ -57,7 +58,7 @@ class ContextSynopsis(FakeSynopsis):
 
 def _post(fake: FakeSynopsis, body: dict[str, Any]) -> Any:
     app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         return client.post("/search", json=body)
 
 

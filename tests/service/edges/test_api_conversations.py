@@ -11,6 +11,7 @@ from service.edges.api import create_app
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 KEYED = Settings(api_read_keys="conv-key-a, conv-key-b")
 A = {"Authorization": "Bearer conv-key-a"}
@@ -19,7 +20,7 @@ B = {"Authorization": "Bearer conv-key-b"}
 
 def _client(fake: FakeSynopsis) -> TestClient[Any]:
     app = create_app(KEYED, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app)
+    return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 def test_a_conversation_keeps_its_turns_and_follow_ups_are_rewritten() -> None:

@@ -100,6 +100,8 @@ def fuzz_app(
         jobs_per_key=1_000_000,
         api_read_keys=READ_KEY,
         api_write_keys=WRITE_KEY,
+        # The name schemathesis' in-process client sends as Host.
+        api_allowed_hosts="testserver",
         summary_timeout=max(cheap_settings.summary_timeout, 600.0),
     )
     _drop(configured)

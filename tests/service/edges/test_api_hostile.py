@@ -29,6 +29,7 @@ from service.synopsis import Synopsis
 from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server
 from tests.loaders.test_hostile import EXPECTED
 from tests.service.conftest import assert_invariants
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +75,7 @@ def client(cheap_settings: Settings) -> Iterator[TestClient[Any]]:
     try:
         Store(weaviate, prefix=PREFIX).drop()
         JobStore(weaviate, prefix=PREFIX).drop()
-        with TestClient(create_app(configured)) as running:
+        with TestClient(create_app(configured), base_url=IN_PROCESS_URL) as running:
             yield running
         Store(weaviate, prefix=PREFIX).drop()
         JobStore(weaviate, prefix=PREFIX).drop()

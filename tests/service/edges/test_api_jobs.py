@@ -37,6 +37,7 @@ from tests.loaders.pdfs import sample_pdf
 from tests.loaders.test_docx import write_docx
 from tests.service.conftest import assert_invariants, census, cli, six_sections_markdown
 from tests.service.holds import summaries_held
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +99,7 @@ def _files(tmp_path: Path) -> list[tuple[str, tuple[str, bytes]]]:
 def test_an_upload_of_every_format_runs_to_done_and_searches_like_the_cli(
     jobs_settings: Settings, tmp_path: Path
 ) -> None:
-    with TestClient(create_app(jobs_settings)) as client:
+    with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
         response = client.post("/documents", files=_files(tmp_path), headers=WRITE)
         assert response.status_code == 202, response.text
         job_id = response.json()["id"]
@@ -177,7 +178,7 @@ def test_inline_content_and_a_url_are_ingested_and_a_refused_url_is_never_queued
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_port}/interactive.html"
     try:
-        with TestClient(create_app(jobs_settings)) as client:
+        with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
             content = (SOURCES_TXT / "interactive.rst.txt").read_text(encoding="utf-8")
             inline = client.post(
                 "/documents",
@@ -252,7 +253,7 @@ def test_a_running_job_cancels_cleanly_and_a_retry_converges(
     one_job_per_key = dataclasses.replace(jobs_settings, jobs_per_key=1)
     with (
         summaries_held(monkeypatch, after=1) as hold,
-        TestClient(create_app(one_job_per_key)) as client,
+        TestClient(create_app(one_job_per_key), base_url=IN_PROCESS_URL) as client,
     ):
         job_id = client.post("/documents", files=_upload_six(), headers=WRITE).json()["id"]
         hold.wait_reached()  # one summary written, five pending
@@ -297,12 +298,12 @@ def test_a_restart_during_a_job_leaves_it_interrupted_and_a_retry_finishes_it(
     jobs_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with summaries_held(monkeypatch, after=1) as hold:
-        with TestClient(create_app(jobs_settings)) as client:
+        with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
             job_id = client.post("/documents", files=_upload_six(), headers=WRITE).json()["id"]
             hold.wait_reached()  # one summary written, five pending
         # The service stopped: the job says so at once, and its upload is kept for a retry.
         assert (jobs_settings.data_dir / "uploads" / job_id).is_dir()
-    with TestClient(create_app(jobs_settings)) as client:
+    with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
         job = client.get(f"/jobs/{job_id}", headers=WRITE).json()
         assert job["state"] == "interrupted"
         assert "stopped" in job["reason"]

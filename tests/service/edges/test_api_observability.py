@@ -25,6 +25,7 @@ from service.edges.api.request_ids import REQUEST_ID_HEADER
 from service.ingest.pipeline import IngestReport
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -33,7 +34,7 @@ def _client(fake: FakeSynopsis | None = None, **settings: Any) -> TestClient[Any
     fake = fake or FakeSynopsis()
     fake.settings = dataclasses.replace(fake.settings, **settings)
     app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app)
+    return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 def _failing(fake: FakeSynopsis, error: Exception) -> FakeSynopsis:

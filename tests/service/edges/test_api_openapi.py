@@ -15,12 +15,13 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 
 def _document(settings: Settings) -> dict[str, Any]:
     fake = FakeSynopsis()
     app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         document: dict[str, Any] = client.get("/schema/openapi.json").json()
     return document
 
@@ -32,27 +33,29 @@ def document() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("path", "method", "codes"),
+    # 400 and 403 everywhere but /health: a host not served, a request from another origin
+    # (`CrossSiteGuard`); 415 where a body is taken.
     [
         ("/health", "get", ["200"]),
-        ("/metrics", "get", ["200", "401"]),
-        ("/search", "post", ["200", "400", "401", "409", "413", "503"]),
-        ("/ask", "post", ["200", "400", "401", "409", "413", "503"]),
+        ("/metrics", "get", ["200", "400", "401", "403"]),
+        ("/search", "post", ["200", "400", "401", "403", "409", "413", "415", "503"]),
+        ("/ask", "post", ["200", "400", "401", "403", "409", "413", "415", "503"]),
         ("/sources", "delete", ["200", "400", "401", "403", "404", "409", "503"]),
-        ("/documents", "post", ["202", "400", "401", "403", "413", "429", "503"]),
+        ("/documents", "post", ["202", "400", "401", "403", "413", "415", "429", "503"]),
         # 409: a document summary while its ingest is still writing summaries.
-        ("/documents/{source}", "get", ["200", "400", "401", "404", "409", "503"]),
+        ("/documents/{source}", "get", ["200", "400", "401", "403", "404", "409", "503"]),
         ("/documents/{source}", "delete", ["200", "400", "401", "403", "404", "409", "503"]),
         ("/jobs", "get", ["200", "400", "401", "403", "503"]),
         ("/jobs/{job_id}", "get", ["200", "400", "401", "403", "404", "503"]),
         ("/jobs/{job_id}", "delete", ["200", "400", "401", "403", "404", "409", "503"]),
         ("/jobs/{job_id}/retry", "post", ["202", "400", "401", "403", "404", "409", "429", "503"]),
-        ("/conversations", "post", ["201", "401", "429", "503"]),
-        ("/conversations/{conversation_id}", "get", ["200", "400", "401", "404", "503"]),
-        ("/conversations/{conversation_id}", "delete", ["200", "400", "401", "404", "503"]),
+        ("/conversations", "post", ["201", "400", "401", "403", "429", "503"]),
+        ("/conversations/{conversation_id}", "get", ["200", "400", "401", "403", "404", "503"]),
+        ("/conversations/{conversation_id}", "delete", ["200", "400", "401", "403", "404", "503"]),
         (
             "/conversations/{conversation_id}/messages",
             "post",
-            ["200", "400", "401", "404", "409", "413", "503"],
+            ["200", "400", "401", "403", "404", "409", "413", "415", "503"],
         ),
     ],
 )
@@ -115,7 +118,7 @@ def test_search_bodies_are_decoded_strictly(
 ) -> None:
     fake = FakeSynopsis()
     app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         response = client.post("/search", json=body)
     assert response.status_code == status, response.text
     if field is not None:
@@ -129,7 +132,7 @@ def test_search_bodies_are_decoded_strictly(
 def test_offsets_stay_within_what_weaviate_reads(path: str) -> None:
     # Weaviate refuses offset + limit over 10,000 (a 5xx, found by the fuzz run).
     app = create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         client.app.state.job_queue = client.app.state.jobs = object()  # never reached
         response = client.get(path)
     assert (response.status_code, response.json()["field"]) == (400, "offset")

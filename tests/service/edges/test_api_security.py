@@ -31,6 +31,7 @@ from service.errors import ConfigurationError
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 READ_KEY = "read-key-0123456789abcdef"
 WRITE_KEY = "write-key-fedcba9876543210"
@@ -87,7 +88,7 @@ def _client(settings: Settings, fake: FakeSynopsis | None = None) -> TestClient[
     fake = fake or FakeSynopsis()
     fake.settings = dataclasses.replace(fake.settings, **_api_fields(settings))
     app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app)
+    return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 def _api_fields(settings: Settings) -> dict[str, Any]:

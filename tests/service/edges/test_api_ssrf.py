@@ -33,6 +33,7 @@ from service.edges.api import create_app
 from service.index.store import Store
 from service.jobs import JobStore
 from service.settings import Settings
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -176,7 +177,7 @@ def client(ssrf_settings: Settings) -> Iterator[TestClient[Any]]:
     (`jobs_workers=0`): while it lives, its workers would otherwise race the redirect
     test's app for that test's job, on the same collections, with `fetch_allow` empty."""
     refusing = dataclasses.replace(ssrf_settings, jobs_workers=0)
-    with TestClient(create_app(refusing)) as test_client:
+    with TestClient(create_app(refusing), base_url=IN_PROCESS_URL) as test_client:
         yield test_client
 
 
@@ -282,7 +283,7 @@ def test_a_redirect_from_an_allowed_server_to_a_refused_address_fails_the_job(
     allowed.redirects["/start.html"] = target
     url = f"http://127.0.0.1:{servers.port}/start.html"
     opened = dataclasses.replace(ssrf_settings, fetch_allow="127.0.0.1")
-    with TestClient(create_app(opened)) as client:
+    with TestClient(create_app(opened), base_url=IN_PROCESS_URL) as client:
         response = client.post("/documents", json={"url": url}, headers=WRITE)
         assert response.status_code == 202, response.text
         job = _wait(client, response.json()["id"])

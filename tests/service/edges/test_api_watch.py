@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from service.edges.api.app import synopsis_error_handler
 from service.edges.api.watch import WeaviateWatch, refuse_while_down, watching_weaviate
 from service.settings import Settings
+from tests.service.serving import IN_PROCESS_URL
 
 READY = "http://weaviate.test/v1/.well-known/ready"
 
@@ -62,7 +63,7 @@ def test_requests_are_refused_while_down_and_pass_once_weaviate_is_back() -> Non
         exception_handlers={Exception: synopsis_error_handler},
     )
     app.state.weaviate_watch = watch
-    with TestClient(app) as client:
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
         _probe(watch, httpx.MockTransport(lambda request: httpx.Response(503)))
         refused = client.get("/search")
         assert refused.status_code == 503

@@ -14,6 +14,7 @@ from service.ingest.pipeline import IngestReport
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
 from tests.service.conftest import CONTROLFLOW
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,7 @@ def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
     settings = dataclasses.replace(
         core_settings, api_read_keys=KEYS, jobs_workers=0, conversation_rewrite="model"
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         conversation = client.post("/conversations", headers=A).json()
         path = f"/conversations/{conversation['id']}"
         first = client.post(f"{path}/messages", json={"question": FIRST}, headers=A)
@@ -57,7 +58,7 @@ def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
             assert {c["source"] for c in answer["citations"]} == {CONTROLFLOW}
 
     # A new app (a restarted service) reads the same turns from Weaviate.
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         kept = client.get(path, headers=A)
         assert kept.status_code == 200
         assert [t["question"] for t in kept.json()["turns"]] == [FIRST, FOLLOW_UP]

@@ -16,6 +16,7 @@ from service.ingest.pipeline import IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS, cli
+from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +29,7 @@ def test_a_document_summary_is_written_once_then_cached(
     settings = dataclasses.replace(core_settings, api_read_keys=READ_KEY, jobs_workers=0)
     headers = {"Authorization": f"Bearer {READ_KEY}"}
     path = f"/documents/{quote(CONTROLFLOW, safe='')}/summary"
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         synopsis: Synopsis = client.app.state.synopsis
         # A summary cached by an earlier run of this stack would cost no call: forget it.
         record = synopsis.source(CONTROLFLOW)

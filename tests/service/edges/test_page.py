@@ -15,6 +15,7 @@ from service.edges.api.page import PAGE_HEADERS
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.serving import IN_PROCESS_URL
 
 WEB = Path(__file__).parents[3] / "service" / "edges" / "api" / "web"
 KEYED = Settings(api_read_keys="page-read-key", api_write_keys="page-write-key")
@@ -23,7 +24,7 @@ KEYED = Settings(api_read_keys="page-read-key", api_write_keys="page-write-key")
 def _client() -> TestClient[Any]:
     fake = FakeSynopsis()
     app = create_app(KEYED, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app)
+    return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 @pytest.mark.parametrize(

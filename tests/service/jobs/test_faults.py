@@ -41,7 +41,7 @@ from splitters.metadata import HEADERS
 from tests.conftest import IsolatedSettings, cheap_model_settings, model_env
 from tests.service.conftest import assert_invariants, six_sections_markdown
 from tests.service.holds import OllamaGate, chat_after, ollama_gate, summaries_held
-from tests.service.serving import free_port, start_serve, wait_healthy
+from tests.service.serving import IN_PROCESS_URL, free_port, start_serve, wait_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -251,7 +251,10 @@ def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converge
     settings = _settings(isolated_settings(700, ollama=False), "TestFaultWeaviate")
     LocalStack(settings).up()
     expected = _clean_counts(settings, tmp_path)
-    with summaries_held(monkeypatch, after=1) as hold, TestClient(create_app(settings)) as http:
+    with (
+        summaries_held(monkeypatch, after=1) as hold,
+        TestClient(create_app(settings), base_url=IN_PROCESS_URL) as http,
+    ):
         job_id = http.post("/documents", files=_upload()).json()["id"]
         hold.wait_reached()  # summarizing, 7 summaries pending
         _kill_component(settings, "weaviate")
@@ -298,7 +301,7 @@ def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converge
     try:
         with (
             summaries_held(monkeypatch, after=1) as hold,
-            TestClient(create_app(settings)) as http,
+            TestClient(create_app(settings), base_url=IN_PROCESS_URL) as http,
         ):
             job_id = http.post("/documents", files=_upload()).json()["id"]
             hold.wait_reached()  # summarizing, 7 summaries pending
