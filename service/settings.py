@@ -92,7 +92,7 @@ class Settings:
     weaviate_url: str = ""
     weaviate_grpc_host: str = ""  # empty: the host of weaviate_url
     weaviate_grpc_port: int = 50051
-    weaviate_api_key: str = ""
+    weaviate_api_key: str = field(default="", repr=False)  # never printed with the settings
     # Copies of every object of Synopsis's collections (service/index/replication.py): 1 is
     # a single copy; more need that many Weaviate nodes (a cluster, e.g. weaviate_nodes=3).
     # Weaviate >= 1.38 repairs the copies in the background (async replication) whenever

@@ -172,10 +172,14 @@ def test_joint_search_settings_are_checked(variable: str, value: str, message: s
     assert str(caught.value) == f"{variable} {message}"
 
 
-def test_api_keys_stay_out_of_the_settings_repr() -> None:
-    settings = Settings(api_read_keys="read-secret", api_write_keys="write-secret")
-    assert "read-secret" not in repr(settings)
-    assert "write-secret" not in repr(settings)
+def test_keys_stay_out_of_the_settings_repr() -> None:
+    settings = Settings(
+        api_read_keys="read-secret", api_write_keys="write-secret", weaviate_api_key="wv-secret"
+    )
+    for text in (repr(settings), str(settings)):
+        assert "read-secret" not in text
+        assert "write-secret" not in text
+        assert "wv-secret" not in text
 
 
 def test_other_variables_are_ignored() -> None:
