@@ -2,6 +2,9 @@
 
 | raised                                        | status                     | body adds        |
 |-----------------------------------------------|----------------------------|------------------|
+| Weaviate refused the request itself (REST 400 | 400 or 422                 |                  |
+| or 422, gRPC INVALID_ARGUMENT/OUT_OF_RANGE,   |                            |                  |
+| the client's input check), raised or wrapped  |                            |                  |
 | `SynopsisError`                               | `STATUS_CODES`             | `field`; for     |
 |                                               |                            | Ollama/Weaviate  |
 |                                               |                            | `dependency`     |
@@ -13,7 +16,12 @@
 | anything else                                 | 500, generic detail        |                  |
 
 Every body is an `ErrorBody` with the request's id (also in `X-Request-ID`), and every
-503 carries `Retry-After`. No traceback reaches a client: an unexpected error's detail is
+503 carries `Retry-After`. A refusal of Weaviate's is not retried by a client (it would be
+refused again), so it is a 4xx with Weaviate's own message; other Weaviate answers (401 or
+403: our credentials, 404, 408, 429, 5xx) are its state, a 503. Weaviate's gRPC query API
+answers every query error with UNKNOWN, indistinguishable from a failure: such errors stay
+503, and the requests Weaviate is known to refuse are checked before the call (offsets,
+word-less titles, prefix wildcards). No traceback reaches a client: an unexpected error's detail is
 a generic sentence, while the log gets the traceback and the request id. Every 5xx is
 logged with the request id (a 503 as a warning without traceback: it is the dependency's
 state, not a bug).
@@ -31,7 +39,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import httpx
+import weaviate.exceptions
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
@@ -61,6 +71,7 @@ __all__ = [
     "dependency_of",
     "error_response",
     "field_of",
+    "refusal_of",
     "status_code_for",
     "synopsis_error_handler",
 ]
@@ -96,6 +107,59 @@ def dependency_of(exc: BaseException) -> str | None:
     return None
 
 
+#: Weaviate's REST statuses that refuse the request itself, passed on as they are.
+_REFUSING_STATUSES = (400, 422)
+#: gRPC codes that refuse the request itself (Weaviate's query API answers UNKNOWN instead).
+_REFUSING_CODES = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE)
+# A refusal quotes at most this much of Weaviate's message.
+_REFUSAL_QUOTE = 300
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling, outermost first."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def refusal_of(exc: BaseException) -> tuple[int, str] | None:
+    """(status, Weaviate's message) when `exc` is, or was raised from, Weaviate refusing the
+    request itself: a client would be refused again, so it must not be told to retry."""
+    for link in _chain(exc):
+        if isinstance(link, weaviate.exceptions.UnexpectedStatusCodeError):
+            status = link.status_code
+            if status in _REFUSING_STATUSES:  # REST; a gRPC status is a code below 100
+                return status, _refusal_message(link.error, str(link))
+            if status in [code.value[0] for code in _REFUSING_CODES]:
+                return 400, _refusal_message(link.error, str(link))
+        elif isinstance(link, weaviate.exceptions.WeaviateInvalidInputError):
+            return 400, _refusal_message(None, str(link))
+        elif isinstance(link, grpc.RpcError) and _grpc_code(link) in _REFUSING_CODES:
+            return 400, _refusal_message(getattr(link, "details", lambda: None)(), str(link))
+    return None
+
+
+def _grpc_code(error: grpc.RpcError) -> grpc.StatusCode | None:
+    code = getattr(error, "code", None)  # the calls' errors have it, the base class not
+    return code() if callable(code) else None
+
+
+def _refusal_message(error: object, fallback: str) -> str:
+    """Weaviate's own words: the `message` of its error body, else the exception's text."""
+    messages: list[str] = []
+    if isinstance(error, dict):
+        for item in error.get("error") or []:
+            if isinstance(item, dict) and item.get("message"):
+                messages.append(str(item["message"]))
+    elif isinstance(error, str) and error:
+        messages.append(error)
+    text = " ".join(" ".join(messages or [fallback]).split())
+    return text if len(text) <= _REFUSAL_QUOTE else text[: _REFUSAL_QUOTE - 1] + "…"
+
+
 def field_of(exc: HTTPException) -> str | None:
     """The request field a 4xx is about (`body` for the body as a whole), when known."""
     if exc.status_code == 413:
@@ -124,7 +188,11 @@ def error_response(
     field: str | None = None
     extra: Any = None
     dependency = dependency_of(exc)
-    if isinstance(exc, SynopsisError):
+    refusal = refusal_of(exc) if dependency == "weaviate" else None
+    if refusal is not None:
+        code, error = refusal[0], type(exc).__name__
+        detail = f"Weaviate refused the request: {refusal[1]}"
+    elif isinstance(exc, SynopsisError):
         code, error, detail = status_of(exc), type(exc).__name__, str(exc)
         field = getattr(exc, "field", None)  # RequestLimitError
         retry_after = getattr(exc, "retry_after", None)  # QueueFullError, ConversationLimitError

@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY
 from service.edges.api import create_app, metrics
 from service.edges.api.metrics import record_ingest, reset_multiprocess_dir
 from service.edges.api.request_ids import REQUEST_ID_HEADER
+from service.errors import StoreError
 from service.ingest.pipeline import IngestReport
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
@@ -134,6 +135,54 @@ def test_a_dependency_failure_is_503_with_retry_after_and_which_one(
     [record] = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert rid in record.getMessage()
     assert f"({dependency} unavailable)" in record.getMessage()
+
+
+def _refusal(status: int, message: str) -> Exception:
+    """A refusal as the weaviate client raises it for a REST answer of `status`."""
+    response = httpx.Response(
+        status,
+        json={"error": [{"message": message}]},
+        request=httpx.Request("POST", "http://10.0.3.4:8080/v1/schema"),
+    )
+    return weaviate.exceptions.UnexpectedStatusCodeError("Collection may not exist", response)
+
+
+def _wrapped(error: Exception) -> StoreError:
+    """`error` as the store passes it on: a StoreError raised from it."""
+    try:
+        raise StoreError(f"search failed: {error}") from error
+    except StoreError as wrapped:
+        return wrapped
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (_refusal(422, "class name 'x-y' is invalid"), 422),
+        (_refusal(400, "invalid filter"), 400),
+        (_wrapped(_refusal(422, "class name 'x-y' is invalid")), 422),
+        (weaviate.exceptions.WeaviateInvalidInputError("filter needs a value"), 400),
+    ],
+)
+def test_a_request_weaviate_refuses_is_4xx_without_retry_after(
+    error: Exception, status: int
+) -> None:
+    with _client(_failing(FakeSynopsis(), error)) as client:
+        response = client.get("/stats")
+    body = response.json()
+    assert response.status_code == status, body
+    assert "retry-after" not in response.headers
+    assert "dependency" not in body
+    assert body["detail"].startswith("Weaviate refused the request: ")
+    assert "10.0.3.4" not in body["detail"]
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 408, 429, 500, 502])
+def test_weaviate_answers_that_are_not_the_requests_fault_stay_503(status: int) -> None:
+    with _client(_failing(FakeSynopsis(), _refusal(status, "no"))) as client:
+        response = client.get("/stats")
+    assert (response.status_code, response.headers["retry-after"]) == (503, "5")
+    assert response.json()["dependency"] == "weaviate"
 
 
 def test_the_service_serves_again_once_the_dependency_is_back() -> None:
