@@ -7,6 +7,7 @@ calls (Weaviate reads, the chat model) run in worker threads so the event loop s
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Annotated, Any, cast
@@ -29,6 +30,7 @@ from service.edges.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_han
 from service.edges.api.limits import check_answer_limits, check_search_limits
 from service.edges.api.metrics import record_answer, render
 from service.edges.api.openapi import KEY_REQUIRED, EventStreamOperation, error_responses
+from service.edges.api.request_ids import request_id
 from service.edges.api.schemas import (
     AnswerToken,
     AskDone,
@@ -58,6 +60,8 @@ __all__ = [
     "provide_synopsis",
 ]
 
+
+_log = logging.getLogger(__name__)
 
 # The app provides these itself; validating them per request would only reject test fakes.
 SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
@@ -108,11 +112,14 @@ class ReadyController(Controller):
     )
     async def ready(
         self,
+        request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
         ollama_http: OllamaHttpDependency,
     ) -> Response[Readiness]:
         """200 when Weaviate is ready, Ollama answers and the schema fits, else 503 (with
-        `Retry-After`) saying which part failed.
+        `Retry-After`) saying which part failed, as a category (`unreachable`, `not ready`,
+        `HTTP 500`, `mismatch`, `unreadable`): the route needs no key, so what failed and
+        where (exception texts name internal addresses) goes to the log, with the request id.
 
         A fresh deployment is ready before anything is indexed: the collections are
         created by the first ingest, which needs the embedding model's dimension, so
@@ -120,10 +127,11 @@ class ReadyController(Controller):
         What would make every search fail — collections built with another embedding
         model or an older schema — makes it unready.
         """
+        rid = request_id(request.scope)
         weaviate, ollama = await asyncio.gather(
-            _weaviate_health(synopsis), _ollama_health(ollama_http)
+            _weaviate_health(synopsis, rid), _ollama_health(ollama_http, rid)
         )
-        schema = await _schema_health(synopsis) if weaviate == "ok" else "unknown"
+        schema = await _schema_health(synopsis, rid) if weaviate == "ok" else "unknown"
         ok = weaviate == ollama == "ok" and schema in ("ok", _EMPTY_INDEX)
         return Response(
             Readiness(
@@ -140,29 +148,42 @@ class ReadyController(Controller):
 _EMPTY_INDEX = "empty: nothing is indexed yet"
 
 
-async def _weaviate_health(synopsis: Synopsis) -> str:
+def _not_ready(rid: str, part: str, category: str, exc: Exception) -> str:
+    """`category`, after logging what `exc` says (for the operator, not the caller)."""
+    _log.warning(
+        "request %s: GET /ready: %s %s: %s: %s",
+        rid,
+        part,
+        category,
+        type(exc).__name__,
+        " ".join(str(exc).split()),
+    )
+    return category
+
+
+async def _weaviate_health(synopsis: Synopsis, rid: str) -> str:
     try:
         ready = await asyncio.to_thread(synopsis.weaviate_ready)
     except Exception as exc:  # any failure to answer is "not reachable", reported as such
-        return f"unreachable: {exc}"
+        return _not_ready(rid, "Weaviate", "unreachable", exc)
     return "ok" if ready else "not ready"
 
 
-async def _ollama_health(http: httpx.AsyncClient) -> str:
+async def _ollama_health(http: httpx.AsyncClient, rid: str) -> str:
     try:
         response = await http.get("/api/version")
     except httpx.HTTPError as exc:
-        return f"unreachable: {exc.__class__.__name__}: {exc}"
+        return _not_ready(rid, "Ollama", "unreachable", exc)
     return "ok" if response.is_success else f"HTTP {response.status_code}"
 
 
-async def _schema_health(synopsis: Synopsis) -> str:
+async def _schema_health(synopsis: Synopsis, rid: str) -> str:
     try:
         exists = await asyncio.to_thread(synopsis.index_exists)
     except EmbeddingMismatchError as exc:
-        return f"mismatch: {exc}"
+        return _not_ready(rid, "the index", "mismatch", exc)
     except Exception as exc:  # Weaviate failed between the two checks
-        return f"unreadable: {exc.__class__.__name__}: {exc}"
+        return _not_ready(rid, "the index", "unreadable", exc)
     return "ok" if exists else _EMPTY_INDEX
 
 

@@ -346,10 +346,14 @@ class Health(msgspec.Struct, kw_only=True):
 
 
 class Readiness(msgspec.Struct, kw_only=True):
-    """`GET /ready`: whether requests can be served; each part "ok", else why not.
+    """`GET /ready`: whether requests can be served; each part "ok", else a category of
+    why not (the details are logged: this route needs no key).
 
-    `schema` is "ok" when the collections exist and fit the configured embedding model,
-    "empty: nothing is indexed yet" before the first ingest creates them (still ready).
+    `weaviate`: ok, not ready, unreachable. `ollama`: ok, unreachable, `HTTP <status>`.
+    `schema`: "ok" when the collections exist and fit the configured embedding model,
+    "empty: nothing is indexed yet" before the first ingest creates them (still ready),
+    mismatch (built with another embedding model or schema), unreadable, or unknown while
+    Weaviate is down.
     """
 
     status: Literal["ok", "unavailable"]

@@ -102,7 +102,7 @@ class FakeSynopsis:
         self,
         *,
         error: SynopsisError | None = None,
-        ready: bool = True,
+        ready: bool | Exception = True,
         index: bool | Exception = True,
         deleted: tuple[int, int] = (4, 4),
     ) -> None:
@@ -122,6 +122,8 @@ class FakeSynopsis:
         self.started = 0
 
     def weaviate_ready(self) -> bool:
+        if isinstance(self.ready, Exception):
+            raise self.ready
         return self.ready
 
     def index_exists(self) -> bool:
@@ -722,13 +724,14 @@ def _refused(request: httpx.Request) -> httpx.Response:
             {"weaviate": "not ready", "ollama": "ok", "schema": "unknown"},
         ),
         (
+            FakeSynopsis(ready=ConnectionError("Connection to Weaviate at 10.0.3.4:8080 failed")),
+            _ollama_ok,
+            {"weaviate": "unreachable", "ollama": "ok", "schema": "unknown"},
+        ),
+        (
             FakeSynopsis(),
             _refused,
-            {
-                "weaviate": "ok",
-                "ollama": "unreachable: ConnectError: connection refused",
-                "schema": "ok",
-            },
+            {"weaviate": "ok", "ollama": "unreachable", "schema": "ok"},
         ),
         (
             FakeSynopsis(),
@@ -738,12 +741,12 @@ def _refused(request: httpx.Request) -> httpx.Response:
         (
             FakeSynopsis(index=EmbeddingMismatchError("built with mxbai")),
             _ollama_ok,
-            {"weaviate": "ok", "ollama": "ok", "schema": "mismatch: built with mxbai"},
+            {"weaviate": "ok", "ollama": "ok", "schema": "mismatch"},
         ),
         (
-            FakeSynopsis(index=StoreError("timed out")),
+            FakeSynopsis(index=StoreError("timed out reading http://10.0.3.4:8080/v1/schema")),
             _ollama_ok,
-            {"weaviate": "ok", "ollama": "ok", "schema": "unreadable: StoreError: timed out"},
+            {"weaviate": "ok", "ollama": "ok", "schema": "unreadable"},
         ),
     ],
 )
@@ -751,11 +754,18 @@ def test_ready_is_503_with_the_reason(
     fake: FakeSynopsis,
     ollama: Callable[[httpx.Request], httpx.Response],
     expected: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """/ready needs no key: its body says which part failed, as a category; the log has
+    the exception's text (which may hold internal addresses), with the request id."""
     with _client(fake, _ollama(ollama)) as client:
         response = client.get("/ready")
     assert (response.status_code, response.json()) == (503, {"status": "unavailable", **expected})
     assert response.headers["retry-after"] == "5"
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    if expected["weaviate"] == "unreachable" or expected["schema"] == "unreadable":
+        assert "10.0.3.4" in logged
+        assert response.headers["x-request-id"] in logged
 
 
 # -- app shape ----------------------------------------------------------------------------
