@@ -79,6 +79,7 @@ __all__ = [
     "Store",
     "SummaryUse",
     "attached_summary",
+    "like_prefix",
 ]
 
 #: The layout of the collections; one built with another layout is refused (re-index).
@@ -118,6 +119,36 @@ class SearchFilters:
         """True when no object can match: a `title` without a letter or digit. Titles are
         word-tokenized, and Weaviate refuses a filter that leaves no word to match."""
         return bool(self.title) and not any(char.isalnum() for char in self.title or "")
+
+    def needs_exact_check(self) -> bool:
+        """True when a prefix holds a `like` wildcard, which Weaviate matched as any one
+        character (`like_prefix`): then `admits` checks each match."""
+        return any(
+            char in _LIKE_WILDCARDS
+            for prefix in (self.source_prefix, self.header_prefix)
+            for char in prefix or ""
+        )
+
+    def admits(self, properties: Mapping[str, Any]) -> bool:
+        """Whether an object with these properties (`source`, `headers`) starts with the
+        prefixes as given."""
+        source = str(properties.get("source") or "")
+        path = header_path([str(header) for header in properties.get("headers") or []])
+        return source.startswith(self.source_prefix or "") and path.startswith(
+            self.header_prefix or ""
+        )
+
+
+#: Weaviate's `like` wildcards: any characters, one character. It has no escape for them.
+_LIKE_WILDCARDS = ("*", "?")
+
+
+def like_prefix(prefix: str) -> str:
+    """The `like` pattern of the values that start with `prefix`. Weaviate's `like` has no
+    escape, so a `*` or `?` of the prefix is sent as `?`: one character, itself or another
+    (`SearchFilters.admits` then drops what has another there); the prefix can no longer
+    match more than its own length."""
+    return "".join("?" if char in _LIKE_WILDCARDS else char for char in prefix) + "*"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -593,7 +624,8 @@ class Store:
             query,
             target=None,
             query_properties=["summary", "headers", "identifiers"],
-            return_properties=["summary", "original_id", "kind", "model"],
+            # source and headers: for `SearchFilters.admits`
+            return_properties=["summary", "original_id", "kind", "model", "source", "headers"],
         )
 
     def summaries_of(self, original_ids: Sequence[str]) -> dict[str, ShownSummary]:
@@ -643,6 +675,7 @@ class Store:
     ) -> list[Match]:
         if query.filters.matches_nothing():
             return []
+        exact = query.filters.needs_exact_check()
         try:
             result = collection.query.hybrid(
                 query.keywords,
@@ -667,6 +700,7 @@ class Store:
                 vectors={name: _vector(obj.vector, name) for name in obj.vector or {}},
             )
             for obj in result.objects
+            if not exact or query.filters.admits(obj.properties)
         ]
 
     def source_record(self, source: str) -> SourceRecord | None:
@@ -1044,9 +1078,9 @@ def _filters(filters: SearchFilters) -> Any:
     if filters.source:
         parts.append(Filter.by_property("source").equal(filters.source))
     if filters.source_prefix:
-        parts.append(Filter.by_property("source").like(filters.source_prefix + "*"))
+        parts.append(Filter.by_property("source").like(like_prefix(filters.source_prefix)))
     if filters.header_prefix:
-        parts.append(Filter.by_property("header_path").like(filters.header_prefix + "*"))
+        parts.append(Filter.by_property("header_path").like(like_prefix(filters.header_prefix)))
     if filters.title:
         parts.append(Filter.by_property("title").equal(filters.title))
     return Filter.all_of(parts) if parts else None

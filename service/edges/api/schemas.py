@@ -89,6 +89,20 @@ Text = Annotated[
 ]
 
 
+#: A source name (sources are URLs or paths; a URL ingest takes 2048 characters).
+SourceText = Annotated[str, msgspec.Meta(max_length=2048)]
+#: A prefix of a source or of a header path (`A > B > C`).
+PrefixText = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=2048,
+        description="What the value starts with; `*` and `?` are characters, not wildcards.",
+    ),
+]
+#: A document title (an inline ingest takes 500 characters).
+TitleText = Annotated[str, msgspec.Meta(max_length=500)]
+
+
 class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A search; fields left out take the server's settings (`SYNOPSIS_SEARCH_*`)."""
 
@@ -97,10 +111,11 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     mode: Mode | None = None  # None: SYNOPSIS_SEARCH_MODE (joint)
     alpha: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
     fusion: Literal["relative", "ranked"] = "relative"
-    source: str | None = None
-    source_prefix: str | None = None
-    header_prefix: str | None = None
-    title: str | None = None
+    source: SourceText | None = None
+    # A `?` or `*` in a prefix means itself (service/index/store.py, `like_prefix`).
+    source_prefix: PrefixText | None = None
+    header_prefix: PrefixText | None = None
+    title: TitleText | None = None
     max_vector_distance: Distance | None = None
     explain: bool = False
     expand: ExpandField = "none"

@@ -327,6 +327,21 @@ def test_search_validation_errors_are_400_with_a_json_body(
     assert fake.calls == []
 
 
+@pytest.mark.parametrize(
+    ("field", "limit"),
+    [("source", 2048), ("source_prefix", 2048), ("header_prefix", 2048), ("title", 500)],
+)
+def test_search_filters_have_a_length_limit(
+    client: TestClient[Any], fake: FakeSynopsis, field: str, limit: int
+) -> None:
+    at_limit = client.post("/search", json={"query": "range()", field: "a" * limit})
+    assert at_limit.status_code == 200, at_limit.text
+    over = client.post("/search", json={"query": "range()", field: "a" * (limit + 1)})
+    assert over.status_code == 400
+    assert _error_body(over)["field"] == field
+    assert len(fake.requests) == 1
+
+
 def test_a_query_of_white_space_is_refused_as_the_schema_says(
     client: TestClient[Any], fake: FakeSynopsis
 ) -> None:
