@@ -473,6 +473,8 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
     port = port or settings.api_port
     processes = workers or settings.api_workers
     check_bind(host, load_api_keys(settings), settings)
+    # The app checks its host too (another ASGI server may build it): the one served here.
+    settings = dataclasses.replace(settings, api_host=host)
     # Open before listening, so an unreachable stack is one line and a non-zero exit.
     with _open(settings) as synopsis:
         if processes == 1:
@@ -481,8 +483,12 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
             app = create_app(settings, synopsis=synopsis)
             uvicorn.run(app, host=host, port=port, log_config=_log_config())
             return
-    # Each worker builds its app from the environment (the same settings) and opens its
-    # own connections; the parent only checked above that the stack answers.
+    # Each worker builds its app from the environment (the same settings, and the host
+    # served here) and opens its own connections; the parent only checked above that the
+    # stack answers.
+    import os
+
+    os.environ[Settings.env_names()["api_host"]] = host
     _use_multiprocess_metrics(settings, port)
     uvicorn.run(
         "service.edges.api:create_app",

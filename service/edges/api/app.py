@@ -45,7 +45,7 @@ from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.openapi import SECURITY_COMPONENTS, ClosedStructSchemaPlugin
 from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
-from service.edges.api.security import load_api_keys
+from service.edges.api.security import check_bind, load_api_keys
 from service.edges.api.watch import refuse_while_down, watching_weaviate
 from service.edges.mcp.http import McpEndpoint
 from service.settings import Settings
@@ -67,8 +67,16 @@ def create_app(
     `settings` defaults to `Settings.from_env()`. An injected `synopsis` or `ollama_http`
     (an `httpx.AsyncClient` whose base URL is Ollama's, used by `/health`) is used as is
     and left open; otherwise the lifespan opens one at startup and closes it at shutdown.
+
+    Raises `ConfigurationError` for an unreadable keys file, or an open API (no key, no
+    `api_allow_open`) on a non-loopback `api_host`.
     """
     resolved = settings or (synopsis.settings if synopsis else Settings.from_env())
+    # Loaded once, here, so that a bad keys file fails at startup rather than per request;
+    # and an open API on a non-loopback `api_host` does not start, whichever server runs it
+    # (`synopsis serve` checks its --host the same way).
+    api_keys = load_api_keys(resolved)
+    check_bind(resolved.api_host, api_keys, resolved)
     # The MCP tools at /mcp, over the same `Synopsis` as every route (`service.edges.mcp`).
     mcp = McpEndpoint(lambda: app.state.synopsis, resolved)
 
@@ -136,6 +144,8 @@ def create_app(
             components=SECURITY_COMPONENTS,
         ),
     )
-    # Loaded once, here, so that a bad keys file fails at startup rather than per request.
-    app.state.api_keys = load_api_keys(resolved)
+    app.state.api_keys = api_keys
+    # Without keys, a connection that arrives on a non-loopback address is refused unless
+    # this is set (a server bound beyond loopback by its own options, not `api_host`).
+    app.state.api_allow_open = resolved.api_allow_open
     return app

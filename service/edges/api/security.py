@@ -12,8 +12,10 @@ time taken says nothing about which key (or how much of one) matched. No key, no
 of one, reaches a log line or an error body: a caller is named by `caller_id`, a short
 digest prefix that cannot be turned back into the key.
 
-With no key configured every route is open (and `synopsis serve` refuses a non-loopback
-host unless `SYNOPSIS_API_ALLOW_OPEN=true`, see `check_bind`).
+With no key configured every route is open to connections that arrive on a loopback
+address: `synopsis serve` and `create_app` refuse a non-loopback host unless
+`SYNOPSIS_API_ALLOW_OPEN=true` (`check_bind`), and a request that arrives on another
+address of the machine (a server bound to 0.0.0.0 by its own options) is refused with 403.
 """
 
 from __future__ import annotations
@@ -221,12 +223,29 @@ def _resolve(connection: ASGIConnection) -> _Caller | None:  # type: ignore[type
         return cached
     keys = _keys_of(connection)
     if not keys.configured:
+        _check_open_to(connection)
         resolved: _Caller | None = _Caller(ANONYMOUS, Role.WRITE)
     else:
         token = _bearer(connection)
         resolved = keys.caller(token) if token else None
     state[_CALLER_STATE_KEY] = resolved
     return resolved
+
+
+def _check_open_to(connection: ASGIConnection) -> None:  # type: ignore[type-arg]
+    """Without keys: refuse a request that arrived on a non-loopback address of this machine
+    (the ASGI scope's `server`), unless the app is open on purpose (`api_allow_open`)."""
+    if getattr(connection.app.state, "api_allow_open", False):
+        return
+    server = connection.scope.get("server")
+    if server is None or is_loopback(str(server[0])):  # None: a Unix socket
+        return
+    names = Settings.env_names()
+    raise PermissionDeniedException(
+        detail=f"this API has no keys, so it answers connections to loopback only, not to "
+        f"{server[0]}: set {names['api_read_keys']}, {names['api_write_keys']} or "
+        f"{names['api_keys_file']}, or {names['api_allow_open']}=true"
+    )
 
 
 def _authenticate(connection: ASGIConnection) -> _Caller:  # type: ignore[type-arg]

@@ -586,7 +586,7 @@ def test_a_client_that_disconnects_stops_the_generation(fake: FakeSynopsis) -> N
         "query_string": b"",
         "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 50000),
-        "server": ("test", 80),
+        "server": ("127.0.0.1", 8000),
     }
 
     async def run() -> tuple[int, int]:

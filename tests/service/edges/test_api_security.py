@@ -343,3 +343,52 @@ def test_check_bind(host: str, settings: Settings, refused: bool) -> None:
             check_bind(host, load_api_keys(settings), settings)
     else:
         check_bind(host, load_api_keys(settings), settings)
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        (Settings(), False),
+        (Settings(api_host="0.0.0.0"), True),
+        (Settings(api_host="10.0.0.5"), True),
+        (Settings(api_host="0.0.0.0", api_allow_open=True), False),
+        (Settings(api_host="0.0.0.0", api_read_keys="r"), False),
+    ],
+)
+def test_create_app_refuses_an_open_api_beyond_loopback_as_serve_does(
+    settings: Settings, refused: bool
+) -> None:
+    """Another ASGI server (`uvicorn --factory service.edges.api:create_app`) builds the app
+    from the settings: an open API on a non-loopback `api_host` does not start."""
+    if refused:
+        with pytest.raises(ConfigurationError, match=r"refusing to serve on \S+ without API keys"):
+            create_app(settings, synopsis=cast(Synopsis, FakeSynopsis()))
+    else:
+        create_app(settings, synopsis=cast(Synopsis, FakeSynopsis()))
+
+
+@pytest.mark.parametrize(
+    ("settings", "status"),
+    [
+        (Settings(api_allowed_hosts="192.168.1.5"), 403),
+        (Settings(api_allowed_hosts="192.168.1.5", api_allow_open=True), 200),
+        (Settings(api_allowed_hosts="192.168.1.5", api_read_keys=READ_KEY), 401),
+    ],
+)
+def test_an_open_api_answers_only_connections_that_arrive_on_loopback(
+    settings: Settings, status: int
+) -> None:
+    """A server bound to 0.0.0.0 by other means than `api_host` (its own --host): a request
+    that arrived on a non-loopback address of this machine finds an open API closed."""
+    fake = FakeSynopsis()
+    fake.settings = dataclasses.replace(fake.settings, **_api_fields(settings))
+    app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    # The test client's scope names the base URL's host as the server's address.
+    with TestClient(app, base_url="http://192.168.1.5:8000") as client:
+        response = client.post("/search", json={"query": "range()"})
+        health = client.get("/health")
+    assert response.status_code == status, response.text
+    assert health.status_code == 200
+    if status == 403:
+        assert "SYNOPSIS_API_ALLOW_OPEN" in response.json()["detail"]
+        assert fake.calls == []
