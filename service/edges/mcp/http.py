@@ -11,14 +11,15 @@ the REST API.
 
 Host and Origin are checked as the MCP specification asks, against DNS rebinding (a
 name of an attacker's that resolves to this machine makes the attacker's page
-same-origin with the server): the SDK's check serves only the loopback names and
-`api_host` (a wildcard address such as 0.0.0.0 names no host) in `Host`, answering 421
-otherwise, and a request whose `Origin` is not one of theirs is a 403.
+same-origin with the server), by the app's `CrossSiteGuard`, which runs in front of
+every route, this one included: a `Host` that is not a name of `api_allowed_hosts`
+(default: the loopback names and `api_host`) is a 400, a request from another origin a
+403 (service/edges/api/crosssite.py). The SDK's own check is off: it knows neither
+that setting nor its `*.` names, and would refuse with 421 what the app serves.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,29 +41,13 @@ from splitters.encoding import cl100k_base
 __all__ = ["MCP_PATH", "McpEndpoint", "transport_security"]
 
 MCP_PATH = "/mcp"
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """The SDK's Host and Origin check: the loopback names and `api_host`, any port."""
-    names = list(_LOOPBACK_NAMES)
-    host = settings.api_host.strip().lower()
-    try:
-        wildcard = not host or ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        wildcard = False
-    if not wildcard:
-        names.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[form for name in dict.fromkeys(names) for form in (name, f"{name}:*")],
-        allowed_origins=[
-            f"{scheme}://{form}"
-            for name in dict.fromkeys(names)
-            for scheme in ("http", "https")
-            for form in (name, f"{name}:*")
-        ],
-    )
+def transport_security() -> TransportSecuritySettings:
+    """The SDK's Host and Origin check, off: the app's `CrossSiteGuard` makes it, with the
+    hosts the rest of the API serves (the module docstring). The SDK still refuses a POST
+    whose body is not JSON."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class McpEndpoint:
@@ -81,7 +66,7 @@ class McpEndpoint:
             stateless_http=True,
             json_response=True,
             max_request_body_size=self.settings.api_max_body_bytes,
-            transport_security=transport_security(self.settings),
+            transport_security=transport_security(),
         )
         return self.server.session_manager
 

@@ -15,11 +15,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient, TestClient
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.transport_security import TransportSecurityMiddleware
 
 from service.edges.api import create_app
 from service.edges.mcp import TOOL_NAMES
-from service.edges.mcp.http import transport_security
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import _ollama, _ollama_ok
@@ -130,20 +128,36 @@ def test_host_and_origin_are_checked(headers: dict[str, str], status: int) -> No
 
 
 @pytest.mark.parametrize(
-    ("api_host", "served", "refused"),
+    ("settings", "served", "refused"),
     [
-        ("127.0.0.1", "localhost:1", "10.0.0.5:8000"),
-        ("0.0.0.0", "127.0.0.1:8000", "0.0.0.0:8000"),  # a wildcard names no host
-        ("docs.internal", "docs.internal:8000", "other.internal:8000"),
-        ("::1", "[::1]:8000", "[::2]:8000"),
+        (Settings(api_host="127.0.0.1"), "localhost:1", "10.0.0.5:8000"),
+        # A wildcard address names no host.
+        (Settings(api_host="0.0.0.0", api_allow_open=True), "127.0.0.2:8000", "0.0.0.0:8000"),
+        (
+            Settings(api_host="docs.internal", api_allow_open=True),
+            "docs.internal:8000",
+            "other.internal:8000",
+        ),
+        (Settings(api_host="::1"), "[::1]:8000", "[::2]:8000"),
+        # The app's SYNOPSIS_API_ALLOWED_HOSTS, as for every other route.
+        (Settings(api_allowed_hosts="docs.corp"), "docs.corp:8000", "localhost:8000"),
+        (Settings(api_allowed_hosts="*.corp"), "mcp.docs.corp", "corp.example"),
     ],
 )
-def test_the_hosts_served_are_the_loopback_names_and_api_host(
-    api_host: str, served: str, refused: str
+def test_mcp_serves_the_hosts_and_origins_the_api_serves(
+    settings: Settings, served: str, refused: str
 ) -> None:
-    security = transport_security(Settings(api_host=api_host))
-    middleware = TransportSecurityMiddleware(security)
-    assert middleware._validate_host(served)
-    assert not middleware._validate_host(refused)
-    assert middleware._validate_origin(f"http://{served}")
-    assert not middleware._validate_origin(f"http://{refused}")
+    fake = ToolSynopsis()
+    fake.settings = settings
+    app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    with TestClient(app, base_url=IN_PROCESS_URL) as client:
+        for host, origin, status in [
+            (served, None, 200),
+            (served, f"http://{served}", 200),
+            (refused, None, 400),
+            (served, f"http://{refused}", 403),
+        ]:
+            headers = {**MCP_HEADERS, "Host": host, **({"Origin": origin} if origin else {})}
+            response = client.post("/mcp", json=INITIALIZE, headers=headers)
+            assert response.status_code == status, (host, origin, response.text)
+            assert response.headers["content-type"].startswith("application/json")
