@@ -38,7 +38,12 @@ class LoadOptions:
     has about 35,000). A Word file is a zip: before anything in it is parsed, it may have
     `max_archive_members` members, which together inflate to `max_inflated_bytes` at most
     and its XML parts to `max_bytes`; a member over 1 MiB inflated may not inflate more
-    than `max_compression_ratio` times its compressed size.
+    than `max_compression_ratio` times its compressed size. A PDF may have
+    `max_pdf_pages` pages and each page's text `max_page_chars` characters; the content
+    streams of all its pages may inflate to `max_pdf_content_bytes` (each form counted as
+    often as it is drawn: MuPDF interprets some 10 MB of content a second here, holding
+    the GIL), and the document may draw `max_pdf_operations` things (text, paths, images,
+    clips) and come to `max_bytes` characters of text.
     """
 
     crawl_depth: int = 0
@@ -56,3 +61,7 @@ class LoadOptions:
     max_archive_members: int = 10_000
     max_inflated_bytes: int = 100_000_000
     max_compression_ratio: int = 100
+    max_pdf_pages: int = 5_000
+    max_page_chars: int = 200_000
+    max_pdf_operations: int = 5_000_000
+    max_pdf_content_bytes: int = 100_000_000

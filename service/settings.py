@@ -51,6 +51,10 @@ LOADER_LIMITS = (
     "max_archive_members",
     "max_inflated_bytes",
     "max_compression_ratio",
+    "max_pdf_pages",
+    "max_page_chars",
+    "max_pdf_operations",
+    "max_pdf_content_bytes",
 )
 #: The deadlines of outbound calls (seconds, each more than 0).
 _DEADLINES = (
@@ -191,12 +195,18 @@ class Settings:
     # What a small source may expand to (loaders/options.py; docs/reliability.md,
     # "Decompression bombs"): tags of an HTML page or of a Word file's XML; a Word file's
     # (zip) members, what they inflate to together, and how many times its compressed size
-    # any member over 1 MiB may inflate to. A source over one is refused, its reason
-    # saying which limit and its value.
+    # any member over 1 MiB may inflate to; a PDF's pages, the characters of text on one
+    # page, the things (text, paths, images, clips) the whole document draws, and what its
+    # content streams inflate to (each form as often as drawn). A source over one is
+    # refused, its reason saying which limit and its value.
     max_markup_tags: int = 500_000
     max_archive_members: int = 10_000
     max_inflated_bytes: int = 100_000_000
     max_compression_ratio: int = 100
+    max_pdf_pages: int = 5_000
+    max_page_chars: int = 200_000
+    max_pdf_operations: int = 5_000_000
+    max_pdf_content_bytes: int = 100_000_000
 
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5

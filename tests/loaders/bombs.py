@@ -21,16 +21,21 @@ from docx import Document
 
 __all__ = [
     "DOCX_BOMB_INFLATED",
+    "Inflating",
     "Member",
     "content_bomb_pdf",
     "docx_bomb",
     "docx_with",
     "form_bomb_pdf",
+    "form_content_bomb_pdf",
+    "form_pdf",
     "image_bomb_pdf",
     "lying_docx",
     "many_members_docx",
     "minimal_docx",
+    "names_bomb_pdf",
     "pdf_file",
+    "pdf_stream",
     "text_bomb_pdf",
     "word_parts",
     "zip_archive",
@@ -298,6 +303,34 @@ def form_bomb_pdf(levels: int = 7, fan: int = 10) -> bytes:
     top = 6 + len(forms) - 1
     contents = pdf_stream(_TITLE + b"/X Do")
     return _one_page(contents, b"/XObject << /X %d 0 R >>" % top, *forms)
+
+
+def form_content_bomb_pdf(inflated: int = 1_000_000, draws: int = 1_000) -> bytes:
+    """One page drawing `draws` times a form whose content inflates to `inflated` bytes of
+    `q Q` (a gigabyte of operators to interpret by default, from about 8 KB)."""
+    block = b"q Q\n" * 25_000
+    form = pdf_stream(
+        Inflating(b"", block, inflated // len(block), b""),
+        b" /Type /XObject /Subtype /Form /BBox [0 0 612 792]",
+    )
+    contents = pdf_stream(_TITLE + b"/X Do\n" * draws)
+    return _one_page(contents, b"/XObject << /X 6 0 R >>", form)
+
+
+def form_pdf(contents: bytes | Inflating, form: bytes = b"q Q", name: bytes = b"X") -> bytes:
+    """One page of `contents` beside a form of content `form`, named `name` (object 6)."""
+    return _one_page(
+        pdf_stream(contents),
+        b"/XObject << /%b 6 0 R >>" % name,
+        pdf_stream(form, b" /Type /XObject /Subtype /Form /BBox [0 0 612 792]"),
+    )
+
+
+def names_bomb_pdf(inflated: int = 98_000_000) -> bytes:
+    """One page whose content inflates to `inflated` bytes of `/Zz Do` (a name of nothing:
+    MuPDF skips it) beside a form it never draws; about 150 KB."""
+    block = b"/Zz Do\n" * 100_000
+    return form_pdf(Inflating(_TITLE, block, inflated // len(block), b""))
 
 
 @functools.cache

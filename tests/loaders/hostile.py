@@ -455,7 +455,11 @@ def main(argv: list[str]) -> int:
         before = _peak_rss_mb()
         outcome = run_case(case, source)
         peak = _peak_rss_mb()
-    result = asdict(outcome) | {"peak_rss_mb": round(peak, 1), "baseline_rss_mb": round(before, 1)}
+    result = asdict(outcome) | {
+        "source": source,
+        "peak_rss_mb": round(peak, 1),
+        "baseline_rss_mb": round(before, 1),
+    }
     print(json.dumps(result))
     return 0
 

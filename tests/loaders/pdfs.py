@@ -1,8 +1,10 @@
-"""PDFs generated with pymupdf for the loader tests."""
+"""PDFs generated for the loader tests (with pymupdf, or object by object)."""
 
 from __future__ import annotations
 
 import pymupdf
+
+from tests.loaders.bombs import pdf_file, pdf_stream
 
 CODE = ["def greet(name):", '    """Say hello."""', "    return f'hi {name}'"]
 
@@ -45,3 +47,32 @@ def empty_page_pdf() -> bytes:
     data = doc.tobytes()
     doc.close()
     return data
+
+
+def text_pages_pdf(pages: int, lines: int) -> bytes:
+    """`pages` pages, each a header and `lines` lines of body text, written object by
+    object (pymupdf's `new_page` is quadratic in the page count)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"",  # the page tree, once the pages' numbers are known
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    kids = []
+    for number in range(1, pages + 1):
+        text = [f"BT /F1 20 Tf 72 740 Td (Chapter {number}) Tj ET"]
+        text += [
+            f"BT /F1 10 Tf 72 {720 - 16 * line} Td (Line {line} of page {number}, with"
+            " some words of body text to read.) Tj ET"
+            for line in range(lines)
+        ]
+        objects.append(pdf_stream("\n".join(text).encode()))
+        kids.append(len(objects) + 1)
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
+            b" /Resources << /Font << /F1 3 0 R >> >> >>" % len(objects)
+        )
+    objects[1] = b"<< /Type /Pages /Count %d /Kids [%b] >>" % (
+        pages,
+        b" ".join(b"%d 0 R" % kid for kid in kids),
+    )
+    return pdf_file(objects)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,15 @@ from loaders.documents import (
 )
 from loaders.pdf import pdf_documents
 from service.errors import ConfigurationError, LoaderError, ModelError
-from tests.loaders.pdfs import CODE, empty_page_pdf, encrypted_pdf, sample_pdf
+from tests.loaders.bombs import (
+    content_bomb_pdf,
+    form_bomb_pdf,
+    form_content_bomb_pdf,
+    image_bomb_pdf,
+    text_bomb_pdf,
+)
+from tests.loaders.hostile import many_pages_pdf
+from tests.loaders.pdfs import CODE, empty_page_pdf, encrypted_pdf, sample_pdf, text_pages_pdf
 
 EXPECTED = (
     "<!-- page 1 -->\n\n"
@@ -110,3 +119,112 @@ def test_broken_pdfs_give_a_loader_error_naming_the_file(tmp_path: Path, make, m
     with pytest.raises(LoaderError) as caught:
         list(load([str(path)]))
     assert str(caught.value) == f"{path}: {message}"
+
+
+# --- PDFs that expand: refused, or read within bounds ----------------------------------
+
+
+def _refusal(data: bytes, options: LoadOptions | None = None) -> str:
+    with pytest.raises(LoaderError) as caught:
+        list(
+            pdf_documents(
+                data, source="b.pdf", fallback_title="b", options=options or LoadOptions()
+            )
+        )
+    text = str(caught.value)
+    assert text.startswith("b.pdf: ")
+    return text.removeprefix("b.pdf: ")
+
+
+def test_a_pdf_of_more_pages_than_the_limit_is_refused_before_any_is_read() -> None:
+    assert (
+        _refusal(many_pages_pdf(), LoadOptions())
+        == "10000 pages, more than the 5000 a PDF may have"
+    )
+    assert _refusal(sample_pdf(), LoadOptions(max_pdf_pages=1)) == (
+        "2 pages, more than the 1 a PDF may have"
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        text_bomb_pdf,  # 200 MB of `(AAAA…) Tj`: 1.3 GB and 45 s to extract
+        content_bomb_pdf,  # 200 MB of `q Q`: no text, only CPU time
+        form_content_bomb_pdf,  # a form of 1 MB of `q Q` drawn 1,000 times, from 8 KB
+        form_bomb_pdf,  # a form drawn ten million times through seven levels of forms, 2 KB
+    ],
+)
+def test_a_content_stream_that_inflates_past_the_size_cap_is_refused(make) -> None:
+    data = make()
+    assert len(data) < 1_000_000
+    assert _refusal(data) == (
+        "page 1: the document's content passes 100000000 bytes (its streams inflated, each"
+        " form counted as often as it is drawn)"
+    )
+
+
+def test_text_drawn_by_nested_forms_is_stopped_at_the_page_limit() -> None:
+    # 2 KB: a form that draws a form ten times, five levels deep (100,000 sentences; 17 MB
+    # of content to interpret, under the limit on that).
+    data = form_bomb_pdf(levels=5)
+    assert len(data) < 3_000
+    assert _refusal(data) == "page 1: more than 200000 characters of text on one page"
+
+
+def test_what_the_whole_document_draws_is_limited() -> None:
+    # sample_pdf draws 10 things (text, the image, its clips) on its two pages.
+    [doc] = pdf_documents(
+        sample_pdf(), source="b.pdf", fallback_title="b", options=LoadOptions(max_pdf_operations=12)
+    )
+    assert doc.page_content == EXPECTED
+    assert _refusal(sample_pdf(), LoadOptions(max_pdf_operations=8)) == (
+        "page 2: the document draws more than 8 things (text, paths, images, clips)"
+    )
+
+
+def test_the_text_of_the_whole_document_is_capped() -> None:
+    data = form_bomb_pdf(levels=3)  # 1,000 sentences on one page: 44,000 characters
+    assert len(data) < 3_000
+    assert _refusal(data, LoadOptions(max_bytes=30_000)) == (
+        "page 1: the document's text passes the size cap of 30000"
+    )
+
+
+def test_pages_are_read_one_at_a_time() -> None:
+    # Python's allocations while converting (imports done): all pages' pymupdf text
+    # dictionaries at once took 25.6 bytes per character of the Markdown; the lines kept
+    # per page and one page's dictionary at a time, 14.8.
+    data = text_pages_pdf(100, 40)
+    list(pdf_documents(sample_pdf(), source="a.pdf", fallback_title="a", options=LoadOptions()))
+    tracemalloc.start()  # pymupdf imported
+    try:
+        [doc] = pdf_documents(data, source="b.pdf", fallback_title="b", options=LoadOptions())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert doc.metadata[PAGE_END] == 100
+    assert peak < 20 * len(doc.page_content)
+
+
+def test_an_image_too_large_to_decode_is_neither_decoded_nor_captioned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str] = []
+
+    def captioner(image: bytes, extension: str) -> str:
+        calls.append(extension)
+        return "a grey square"
+
+    [doc] = pdf_documents(
+        image_bomb_pdf(),
+        source="b.pdf",
+        fallback_title="b",
+        options=LoadOptions(captioner=captioner),
+    )
+    assert doc.page_content == "<!-- page 1 -->\n\nA page that looks harmless\n"
+    assert doc.metadata[IMAGE_COUNT] == 1
+    assert calls == []
+    assert caplog.messages == [
+        "b.pdf: page 1: image of 20000x20000 pixels not captioned (over 20000000 pixels)"
+    ]

@@ -141,6 +141,8 @@ def test_api_fields_parse(variable: str, raw: str, field: str, value: object) ->
         "SYNOPSIS_API_MAX_BODY_BYTES",
         "SYNOPSIS_MAX_INFLATED_BYTES",
         "SYNOPSIS_MAX_ARCHIVE_MEMBERS",
+        "SYNOPSIS_MAX_PDF_PAGES",
+        "SYNOPSIS_MAX_PDF_CONTENT_BYTES",
     ],
 )
 def test_api_limits_are_at_least_one(variable: str) -> None:
