@@ -18,6 +18,7 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 │   └── EmbeddingMismatchError the collection was indexed with another embedding model
 ├── SearchError               a search request is invalid
 ├── RequestLimitError         a request exceeds a configured limit (names the field)
+├── TooManyRequestsError      the caller has as many model calls running as it may
 ├── SourceError               an indexed source cannot be given as asked
 │   ├── SourceNotFoundError   no such source is indexed
 │   └── SourceNotReadyError   its ingest has not finished (summaries still pending)
@@ -79,6 +80,7 @@ __all__ = [
     "StackError",
     "StoreError",
     "SynopsisError",
+    "TooManyRequestsError",
     "UnsafeUrlError",
 ]
 
@@ -123,6 +125,15 @@ class RequestLimitError(SynopsisError):
         super().__init__(message)
         self.field = field
         self.too_large = too_large
+
+
+class TooManyRequestsError(SynopsisError):
+    """The caller (an API key) has as many model calls running or waiting as it may; try
+    again after `retry_after` s."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class SourceError(SynopsisError):

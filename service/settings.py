@@ -297,6 +297,13 @@ class Settings:
     api_max_query_chars: int = 4000  # of a search query or a question
     api_max_k: int = 100  # results of a search (an answer cites at most 20 passages)
     api_max_body_bytes: int = 1_048_576  # of a JSON request body (413 beyond)
+    # Model calls of the API (answers, conversation turns, document summaries) run on
+    # threads of their own, this many at a time per service process (a streamed answer
+    # takes one of these slots too); searches, listings and job polls never wait for
+    # them. An API key (without keys: everyone) may have this many running or waiting at
+    # once; one more is refused with 429 and Retry-After (service/edges/api/llm_work.py).
+    api_llm_workers: int = 4
+    api_llm_per_key: int = 2
 
     # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process
     # (0: this process only queues them, others run them), queued jobs at most (a full
@@ -381,7 +388,14 @@ class Settings:
     def _check_api_limits(self) -> None:
         """Every API and loader limit at least 1 (a limit of 0 would refuse everything)."""
         names = self.env_names()
-        api = ("api_workers", "api_max_query_chars", "api_max_k", "api_max_body_bytes")
+        api = (
+            "api_workers",
+            "api_max_query_chars",
+            "api_max_k",
+            "api_max_body_bytes",
+            "api_llm_workers",
+            "api_llm_per_key",
+        )
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")

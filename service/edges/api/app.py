@@ -41,6 +41,7 @@ from service.edges.api.documents import (
 )
 from service.edges.api.exceptions import STATUS_CODES, status_code_for, synopsis_error_handler
 from service.edges.api.jobs import JobController, provide_job_queue, running_jobs
+from service.edges.api.llm_work import LlmWork, provide_llm_work
 from service.edges.api.metrics import metrics_lifespan, prometheus_config
 from service.edges.api.openapi import SECURITY_COMPONENTS, ClosedStructSchemaPlugin
 from service.edges.api.page import PageController
@@ -97,6 +98,9 @@ def create_app(
                 )
             else:
                 app.state.ollama_http = ollama_http
+            # Model calls on threads of their own, with a per-key share (`llm_work`).
+            app.state.llm_work = LlmWork.for_settings(resolved)
+            stack.callback(app.state.llm_work.close)
             # Jobs and the watch need the real core (its Weaviate); a test's fake has none.
             if isinstance(app.state.synopsis, Synopsis):
                 await stack.enter_async_context(watching_weaviate(app, resolved))
@@ -125,6 +129,7 @@ def create_app(
             "address_policy": Provide(provide_address_policy, sync_to_thread=False),
             "synopsis": Provide(provide_synopsis, sync_to_thread=False),
             "ollama_http": Provide(provide_ollama_http, sync_to_thread=False),
+            "llm_work": Provide(provide_llm_work, sync_to_thread=False),
         },
         exception_handlers={Exception: synopsis_error_handler},
         lifespan=[lifespan, metrics_lifespan],

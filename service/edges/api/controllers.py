@@ -1,13 +1,15 @@
 """One controller per resource: health, readiness, metrics, search, ask, sources, stats.
 
 Handlers receive the app's one `Synopsis` through the `synopsis` dependency. Blocking
-calls (Weaviate reads, the chat model) run in worker threads so the event loop stays free.
+calls run in worker threads so the event loop stays free: Weaviate reads on the default
+executor, model calls on `LlmWork`'s own (`service.edges.api.llm_work`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Annotated, Any, cast
@@ -28,6 +30,7 @@ from service.edges.api.bodies import strict_body
 from service.edges.api.crosssite import ANY_HOST
 from service.edges.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_handler
 from service.edges.api.limits import check_answer_limits, check_search_limits
+from service.edges.api.llm_work import LlmWork, Ticket
 from service.edges.api.metrics import record_answer, render
 from service.edges.api.openapi import KEY_REQUIRED, EventStreamOperation, error_responses
 from service.edges.api.request_ids import request_id
@@ -43,7 +46,7 @@ from service.edges.api.schemas import (
     SearchRequestBody,
     SourceItem,
 )
-from service.edges.api.security import require_read, require_write
+from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import EmbeddingMismatchError
 from service.query.answer import Answer
 from service.synopsis import Synopsis
@@ -66,6 +69,7 @@ _log = logging.getLogger(__name__)
 # The app provides these itself; validating them per request would only reject test fakes.
 SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
 OllamaHttpDependency = NamedDependency[SkipValidation[httpx.AsyncClient]]
+LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
 
 
 def provide_synopsis(state: State) -> Synopsis:
@@ -266,13 +270,14 @@ class AskController(Controller):
                 description="The answer; with `stream: true`, server-sent events instead "
                 "(text/event-stream, see the description)",
             ),
-            **error_responses(400, 401, 409, 413, 415, 503),
+            **error_responses(400, 401, 409, 413, 415, 429, 503),
         },
     )
     async def ask(
         self,
         data: JSONBody[AskRequestBody],
         synopsis: SynopsisDependency,
+        llm_work: LlmWorkDependency,
         request: Request[Any, Any, Any],
     ) -> AskResponse | ServerSentEvent:
         """Retrieve passages, then answer from them only; `[n]` cites `citations[n-1]`.
@@ -296,16 +301,29 @@ class AskController(Controller):
         A model failure after the stream began is one `error` event (an `ErrorBody`) in
         place of `citations` and `done`; a request that fails before (limits, retrieval)
         gets an ordinary error response. A client that disconnects stops the generation.
+
+        A key may have `SYNOPSIS_API_LLM_PER_KEY` model calls (answers, conversation turns,
+        document summaries) running or waiting at once; one more is 429 with `Retry-After`.
         """
         data = await strict_body(request, AskRequestBody)  # Litestar's decoding is lax
         check_answer_limits(data.question, data.k, synopsis.settings)
         search = data.to_request(synopsis.settings)
-        if data.stream:
+        owner = caller_id(request)
+        if not data.stream:
+            answer = await llm_work.run(owner, synopsis.ask, data.question, search)
+            record_answer(answer)
+            return AskResponse.from_answer(answer)
+        ticket = llm_work.claim(owner)  # 429 now, before the stream begins
+        try:
             events = await synopsis.aask_stream(data.question, search)
-            return _EventStream(_answer_events(events, request))
-        answer = await asyncio.to_thread(synopsis.ask, data.question, search)
-        record_answer(answer)
-        return AskResponse.from_answer(answer)
+        except BaseException:
+            ticket.release()
+            raise
+        stream = _answer_events(events, request, ticket)
+        # A stream the server never starts (the client left first) still gives its share
+        # back, when it is collected.
+        weakref.finalize(stream, ticket.release)
+        return _EventStream(stream)
 
 
 class _EventStream(ServerSentEvent):
@@ -322,13 +340,17 @@ def _event(event: str, value: msgspec.Struct | list[SearchHit]) -> ServerSentEve
 
 
 async def _answer_events(
-    events: AsyncIterator[str | Answer], request: Request[Any, Any, Any]
+    events: AsyncIterator[str | Answer], request: Request[Any, Any, Any], ticket: Ticket
 ) -> AsyncIterator[ServerSentEventMessage]:
-    """The server-sent events of a streamed answer (`AskController.ask`)."""
+    """The server-sent events of a streamed answer (`AskController.ask`), written while
+    `ticket` holds a model slot."""
     streamed: list[str] = []
     # A disconnect cancels this generator's task; closing `events` then closes the
     # model's stream, which stops the generation.
-    async with aclosing(cast(AsyncGenerator[str | Answer], events)) as items:
+    async with (
+        ticket.slot(),
+        aclosing(cast(AsyncGenerator[str | Answer], events)) as items,
+    ):
         try:
             async for item in items:
                 if isinstance(item, str):

@@ -22,6 +22,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from service.conversations import Conversation, Turn
 from service.edges.api.bodies import strict_body
 from service.edges.api.limits import check_answer_limits
+from service.edges.api.llm_work import LlmWork
 from service.edges.api.metrics import record_answer
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import AskResponse, Text
@@ -31,6 +32,7 @@ from service.synopsis import Synopsis
 __all__ = ["ConversationController"]
 
 SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
+LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
 
 
 class MessageBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -138,22 +140,26 @@ class ConversationController(Controller):
         operation_id="askInConversation",
         summary="Ask a question in a conversation",
         status_code=HTTP_200_OK,
-        responses=error_responses(400, 401, 404, 409, 413, 415, 503),
+        responses=error_responses(400, 401, 404, 409, 413, 415, 429, 503),
     )
     async def ask(
         self,
         request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
+        llm_work: LlmWorkDependency,
         conversation_id: str,
         data: JSONBody[MessageBody],
     ) -> MessageResponse:
         """Answer `question` as a follow-up of the conversation's earlier turns: it is
         rewritten into a self-contained query first (`turn.query`, how: `turn.rewrite`),
-        which is searched and answered like `POST /ask`; the turn is stored."""
+        which is searched and answered like `POST /ask`; the turn is stored. The model calls
+        count against the key's share, as `POST /ask`'s (429 past it)."""
         data = await strict_body(request, MessageBody)
         check_answer_limits(data.question, None, synopsis.settings)
         found = await _owned(request, synopsis, conversation_id)
-        updated, answer = await asyncio.to_thread(synopsis.converse, found, data.question)
+        updated, answer = await llm_work.run(
+            caller_id(request), synopsis.converse, found, data.question
+        )
         record_answer(answer)
         return MessageResponse(
             conversation_id=updated.id,

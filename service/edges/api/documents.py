@@ -39,6 +39,7 @@ from loaders.formats import CONTENT_TYPES_BY_SUFFIX
 from service.edges.api.bodies import decode_body, invalid_body
 from service.edges.api.crosssite import BODY_TYPES, JSON, MULTIPART, UnsupportedMediaType
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
+from service.edges.api.llm_work import LlmWork
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
 from service.edges.api.security import caller_id, require_read, require_write
@@ -62,6 +63,7 @@ __all__ = [
 SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
 JobStoreDependency = NamedDependency[SkipValidation[JobStore]]
 AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
+LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
 
 FORMATS = {"markdown": MARKDOWN, "html": HTML, "text": TEXT}
 # offset + limit within Weaviate's QUERY_MAXIMUM_RESULTS (10,000 by default).
@@ -402,13 +404,14 @@ class DocumentController(Controller):
         operation_id="getDocument",
         summary="One source and a page of its chunks with their summaries",
         guards=[require_read],
-        responses=error_responses(400, 401, 404, 409, 503),
+        responses=error_responses(400, 401, 404, 409, 429, 503),
     )
     async def get_document(
         self,
         *,
         request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
+        llm_work: LlmWorkDependency,
         jobs: JobStoreDependency,
         source: str,
         limit: Annotated[int, Parameter(ge=1, le=200, description="Chunks per page.")] = 50,
@@ -433,13 +436,17 @@ class DocumentController(Controller):
         `/documents/{source}/summary` is a summary of the whole document instead, written
         from its chunks' summaries by the answer model on first request, then cached
         until the document changes (`DocumentSummaryView`); 409 while its ingest is
-        still writing summaries.
+        still writing summaries. It counts against the key's share of model calls, as
+        `POST /ask` (429 past it).
         """
         name = _source_name(request, source)
         record = await asyncio.to_thread(synopsis.source, name)
         if record is None and name.endswith(SUMMARY_SUFFIX):
-            summary = await asyncio.to_thread(
-                synopsis.document_summary, name.removesuffix(SUMMARY_SUFFIX), style=style
+            summary = await llm_work.run(
+                caller_id(request),
+                synopsis.document_summary,
+                name.removesuffix(SUMMARY_SUFFIX),
+                style=style,
             )
             return DocumentSummaryView.from_summary(summary)
         if record is None:

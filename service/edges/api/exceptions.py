@@ -62,6 +62,7 @@ from service.errors import (
     StackError,
     StoreError,
     SynopsisError,
+    TooManyRequestsError,
     UnsafeUrlError,
 )
 
@@ -195,7 +196,8 @@ def error_response(
     elif isinstance(exc, SynopsisError):
         code, error, detail = status_of(exc), type(exc).__name__, str(exc)
         field = getattr(exc, "field", None)  # RequestLimitError
-        retry_after = getattr(exc, "retry_after", None)  # QueueFullError, ConversationLimitError
+        # QueueFullError, ConversationLimitError, TooManyRequestsError
+        retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
     elif isinstance(exc, HTTPException):
@@ -246,6 +248,7 @@ STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (JobStateError, 409),
     (QueueFullError, 429),
     (ConversationLimitError, 429),
+    (TooManyRequestsError, 429),
     (JobsUnavailableError, 503),
     (EmbeddingMismatchError, 409),
     (StackError, 503),

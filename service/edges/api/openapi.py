@@ -13,7 +13,7 @@ can answer (`error_responses`), all with the app's one `ErrorBody`:
 | 409 | the job's state does not allow it; the index was built with another embedding model |
 | 413 | a body or file over its size limit |
 | 415 | a body that is not JSON (an upload: or multipart) |
-| 429 | the job queue, or this key's share of it, is full (`Retry-After`) |
+| 429 | the job queue or this key's share of it is full, or its model calls (`Retry-After`) |
 | 503 | Weaviate or Ollama unavailable (`dependency`), or no job queue here (`Retry-After`) |
 
 A request body (a Struct that refuses unknown fields) is declared as the app checks it by
@@ -85,7 +85,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     "embedding model",
     413: "The body (or an uploaded file) is over its size limit",
     415: "The body is not JSON (an upload: or `multipart/form-data`)",
-    429: "The job queue, or this key's share of it, is full; retry after `Retry-After` s",
+    429: "The job queue, or this key's share of it, is full, or this key has as many model "
+    "calls running as it may; retry after `Retry-After` s",
     503: "Weaviate or Ollama is unavailable (`dependency`), or this process has no job "
     "queue; retry after `Retry-After` s",
 }
