@@ -189,16 +189,21 @@ def _robots(
 
 @contextmanager
 def _get(
-    client: httpx.Client, route: _Route, options: LoadOptions, deadline: float
+    client: httpx.Client,
+    route: _Route,
+    options: LoadOptions,
+    deadline: float,
+    *,
+    extra_headers: Mapping[str, str] | None = None,
 ) -> Iterator[httpx.Response]:
     """One streamed GET of `route` (redirects are followed by hand), every network wait of
-    it ending by `deadline`."""
+    it ending by `deadline`; `extra_headers` (a conditional GET's) are sent too."""
     with (
         fetch_deadline(deadline),
         client.stream(
             "GET",
             route.url,
-            headers=_headers(options, route),
+            headers={**_headers(options, route), **(extra_headers or {})},
             extensions=route.extensions,
             timeout=options.timeout,
             follow_redirects=False,

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
     from service.query.reading import Reading
     from service.query.rewrite import QueryRewriter, RewriteMethod
+    from service.sources import SourceRegistry
 
 __all__ = ["Synopsis"]
 
@@ -86,6 +87,7 @@ class Synopsis:
         self._document_summarizer: DocumentSummarizer | None = None
         self._rewriter: QueryRewriter | None = None
         self._conversations: ConversationStore | None = None
+        self._registry: SourceRegistry | None = None
         self.searcher = Searcher(self.store, embedder)
 
     @property
@@ -166,6 +168,20 @@ class Synopsis:
                 per_owner=self.settings.conversations_per_key,
             )
         return self._conversations
+
+    @property
+    def registered_sources(self) -> SourceRegistry:
+        """The registered sources (`synopsis sources`; their collection is created on first
+        use)."""
+        if self._registry is None:
+            from service.sources import SourceRegistry
+
+            self._registry = SourceRegistry(
+                self.client,
+                prefix=self.settings.collection_prefix,
+                replication=Replication.from_settings(self.settings),
+            )
+        return self._registry
 
     @classmethod
     def open(cls, settings: Settings, *, progress: Progress = silent) -> Synopsis:

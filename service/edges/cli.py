@@ -11,7 +11,8 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
@@ -613,6 +614,170 @@ def docs_delete(settings: Settings, source: str) -> None:
     if originals == summaries == 0:
         raise click.ClickException(f"{source} is not indexed (see `synopsis docs list`)")
     click.echo(f"deleted {originals} originals and {summaries} summaries of {source}")
+
+
+@main.group()
+def sources() -> None:
+    """Register sources (a directory, a sitemap, a site) and keep the index in sync with them."""
+
+
+def _kind_of(location: str, kind: str) -> tuple[str, str]:
+    """The kind and stored location of a source to register (`auto`: a directory if the
+    path is one, a sitemap for a URL ending in .xml, else a site to crawl)."""
+    is_url = location.lower().startswith(("http://", "https://"))
+    if kind == "auto":
+        if is_url:
+            url_path = urlsplit(location).path.lower()
+            kind = "sitemap" if url_path.endswith(".xml") else "site"
+        else:
+            kind = "directory"
+    if kind == "directory":
+        path = Path(location).expanduser()
+        if not path.is_dir():
+            raise click.ClickException(f"{location} is not a directory")
+        return kind, str(path.resolve())
+    if not is_url:
+        raise click.ClickException(f"a {kind} source is an http(s) URL, not {location!r}")
+    return kind, location
+
+
+@sources.command("add")
+@click.argument("name")
+@click.argument("location")
+@click.option(
+    "--kind",
+    type=click.Choice(["auto", "directory", "sitemap", "site"]),
+    default="auto",
+    show_default=True,
+    help="What LOCATION is; auto: a directory if it is one, a sitemap for a URL ending in "
+    ".xml, else a site crawled from that URL.",
+)
+@click.option(
+    "--crawl-depth",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="For a site: follow same-site links under the URL's path this many levels deep.",
+)
+@click.option(
+    "--max-pages",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="For a site: stop after this many pages (0: SYNOPSIS_MAX_PAGES).",
+)
+@click.pass_obj
+@_one_line_errors
+def sources_add(
+    settings: Settings, name: str, location: str, kind: str, crawl_depth: int, max_pages: int
+) -> None:
+    """Register LOCATION as the source NAME (nothing is fetched until `sources sync`)."""
+    from service.index.records import now
+    from service.sources import RegisteredSource, SourceKind
+
+    resolved, where = _kind_of(location, kind)
+    source = RegisteredSource(
+        name=name,
+        kind=cast("SourceKind", resolved),
+        location=where,
+        crawl_depth=crawl_depth,
+        max_pages=max_pages,
+        created_at=now(),
+    )
+    with _open(settings) as synopsis:
+        synopsis.registered_sources.add(source)
+    click.echo(f"registered {name}: {resolved} {where}")
+
+
+@sources.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@_one_line_errors
+def sources_list(settings: Settings, as_json: bool) -> None:
+    """Every registered source with its page count and its last sync."""
+    with _open(settings) as synopsis:
+        registered = synopsis.registered_sources.list()
+    if as_json:
+        rows = [
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "location": s.location,
+                "crawl_depth": s.crawl_depth,
+                "max_pages": s.max_pages,
+                "pages": len(s.pages),
+                "created_at": s.created_at.isoformat(),
+                "synced_at": s.synced_at.isoformat() if s.synced_at else None,
+                "last_report": s.last_report.to_dict() if s.last_report else None,
+            }
+            for s in registered
+        ]
+        click.echo(json.dumps({"sources": rows}, indent=2))
+        return
+    for s in registered:
+        synced = f"{s.synced_at:%Y-%m-%d %H:%M}" if s.synced_at else "never synced"
+        click.echo(f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}")
+        if s.last_report is not None:
+            click.echo(f"    last sync: {s.last_report.summary_line()}")
+    click.echo(f"{len(registered)} registered sources")
+
+
+@sources.command("sync")
+@click.argument("names", nargs=-1)
+@click.pass_obj
+@_one_line_errors
+def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
+    """Sync NAMES (every registered source when none is named): fetch what changed, ingest
+    it, and remove the pages that are gone, once the sync completed."""
+    from service.models.captions import load_options
+    from service.sources import sync_source
+
+    incomplete = 0
+    with _open(settings) as synopsis:
+        registry = synopsis.registered_sources
+        todo = [registry.require(name) for name in names] if names else registry.list()
+        if not todo:
+            raise click.ClickException("no source is registered (see `synopsis sources add`)")
+        options = load_options(settings)
+        for source in todo:
+            _report(f"syncing {source.name} ({source.kind} {source.location})")
+            synced = sync_source(synopsis, source, options=options, on_event=_print_event)
+            registry.save(synced)
+            report = synced.last_report
+            assert report is not None  # every sync leaves one
+            click.echo(f"{source.name}: {report.summary_line()}")
+            for failure in report.failed:
+                _err.print(f"[red]failed[/red] {failure}")
+            incomplete += not report.completed
+    if incomplete:
+        raise click.ClickException(
+            f"{incomplete} of {len(todo)} syncs did not complete: nothing of theirs was "
+            "removed; sync again once the failures above are fixed"
+        )
+
+
+@sources.command("remove")
+@click.argument("name")
+@click.option(
+    "--keep-documents",
+    is_flag=True,
+    help="Keep its pages in the index (only forget the registration).",
+)
+@click.pass_obj
+@_one_line_errors
+def sources_remove(settings: Settings, name: str, keep_documents: bool) -> None:
+    """Forget the source NAME and remove its pages from the index."""
+    with _open(settings) as synopsis:
+        registry = synopsis.registered_sources
+        source = registry.require(name)
+        removed = 0
+        if not keep_documents:
+            for page in sorted(source.pages):
+                originals, _ = synopsis.delete_source(page)
+                removed += originals > 0
+        registry.remove(name)
+    kept = " (its pages kept)" if keep_documents else f"; {removed} pages removed from the index"
+    click.echo(f"removed {name}{kept}")
 
 
 @main.command("summarize")

@@ -1,0 +1,215 @@
+"""Conditional fetches of single pages, and sitemaps: what a re-sync of a site reads.
+
+`fetch_page` sends `If-None-Match` (the stored ETag) and `If-Modified-Since` (the stored
+Last-Modified) so that an unchanged page costs one request answered `304 Not Modified`
+with no body. It goes through the same machinery as the crawler (`loaders.crawl`): the
+address policy checks the URL and every redirect hop before anything is connected to,
+redirects are followed by hand (and must stay on the start URL's origin), the body is
+capped at `LoadOptions.max_bytes` and the whole fetch at `LoadOptions.fetch_deadline`.
+
+`sitemap_entries` reads a `sitemap.xml` (`<urlset>`; a `<sitemapindex>` is refused for
+now) into its page URLs with their `lastmod`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from html import unescape
+from urllib.parse import urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
+
+import httpx
+from langchain_core.documents import Document
+
+from loaders.bodies import read_body
+from loaders.crawl import (
+    _content_type,
+    _get,
+    _Response,
+    _robots,
+    _route,
+    _title_fallback,
+    canonical_url,
+)
+from loaders.deadlines import deadline_passed
+from loaders.formats import convert
+from loaders.options import LoadOptions
+from splitters.errors import LoaderError, UnsafeUrlError
+
+__all__ = [
+    "FetchedPage",
+    "SitemapEntry",
+    "fetch_page",
+    "page_documents",
+    "robots_for",
+    "sitemap_entries",
+]
+
+_MAX_REDIRECTS = 10
+#: Statuses that say a page is gone for good (a sync removes it).
+GONE_STATUSES = frozenset({404, 410})
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPage:
+    """The answer to one (conditional) GET: `status` 304 means unchanged (no `data`); 404
+    and 410 mean gone; 200 carries the body with its validators."""
+
+    url: str  # after redirects
+    status: int
+    data: bytes = b""
+    media_type: str = ""
+    charset: str | None = None
+    etag: str = ""
+    last_modified: str = ""
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+    @property
+    def gone(self) -> bool:
+        return self.status in GONE_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapEntry:
+    """One `<url>` of a sitemap."""
+
+    url: str
+    lastmod: str = ""
+
+
+def robots_for(client: httpx.Client, url: str, options: LoadOptions) -> RobotFileParser | None:
+    """The robots.txt rules of `url`'s origin (None when `options.respect_robots` is off);
+    `LoaderError` when robots.txt puts the site off limits (see `loaders.crawl`)."""
+    if not options.respect_robots:
+        return None
+    parts = urlsplit(canonical_url(url))
+    found = _robots(client, url, f"{parts.scheme}://{parts.netloc}", options)
+    if isinstance(found, LoaderError):
+        raise found
+    return found
+
+
+def fetch_page(
+    client: httpx.Client,
+    url: str,
+    *,
+    options: LoadOptions,
+    etag: str = "",
+    last_modified: str = "",
+    robots: RobotFileParser | None = None,
+) -> FetchedPage:
+    """GET `url`, conditionally when a validator is given. A status of 400 and above other
+    than 404/410 (and every network failure) is a `LoaderError`: the page's state is
+    unknown, so a sync must neither update nor remove it."""
+    origin = urlsplit(canonical_url(url))[:2]
+    current, route = url, _route(url, options.address_policy)
+    deadline = time.monotonic() + options.fetch_deadline
+    conditions = {"If-None-Match": etag} if etag else {}
+    if last_modified:
+        conditions["If-Modified-Since"] = last_modified
+    for _ in range(_MAX_REDIRECTS + 1):
+        if robots is not None and not robots.can_fetch(options.user_agent, current):
+            raise LoaderError("disallowed by robots.txt", source=current)
+        try:
+            with _get(client, route, options, deadline, extra_headers=conditions) as response:
+                status = response.status_code
+                if status == 304 or status in GONE_STATUSES:
+                    return FetchedPage(url=current, status=status)
+                if response.is_redirect:
+                    target = canonical_url(urljoin(current, response.headers["location"]))
+                    if urlsplit(target)[:2] != origin:
+                        raise LoaderError(f"redirected off the site to {target}", source=url)
+                    try:
+                        current, route = target, _route(target, options.address_policy)
+                    except UnsafeUrlError as error:
+                        raise UnsafeUrlError(
+                            f"redirected to {target}: {error.reason}", source=url
+                        ) from None
+                    continue
+                if status >= 400:
+                    raise LoaderError(f"HTTP {status}", source=current)
+                body = read_body(
+                    response,
+                    source=current,
+                    max_bytes=options.max_bytes,
+                    deadline=deadline,
+                    seconds=options.fetch_deadline,
+                )
+                media_type, _, params = response.headers.get("content-type", "").partition(";")
+                charset = None
+                for param in params.split(";"):
+                    key, _, value = param.strip().partition("=")
+                    if key.lower() == "charset":
+                        charset = value.strip("\"' ")
+                return FetchedPage(
+                    url=current,
+                    status=status,
+                    data=body,
+                    media_type=media_type.strip().lower(),
+                    charset=charset,
+                    etag=response.headers.get("etag", ""),
+                    last_modified=response.headers.get("last-modified", ""),
+                )
+        except httpx.HTTPError as exc:
+            why = (
+                f"no complete response within {options.fetch_deadline:g} s (the fetch deadline)"
+                if deadline_passed(deadline)
+                else f"request failed ({type(exc).__name__}: {exc})"
+            )
+            raise LoaderError(why, source=current) from exc
+    raise LoaderError(f"more than {_MAX_REDIRECTS} redirects", source=url)
+
+
+_URL_BLOCK = re.compile(r"<url\b[^>]*>(.*?)</url\s*>", re.DOTALL | re.IGNORECASE)
+_LOC = re.compile(r"<loc\b[^>]*>\s*(.*?)\s*</loc\s*>", re.DOTALL | re.IGNORECASE)
+_LASTMOD = re.compile(r"<lastmod\b[^>]*>\s*(.*?)\s*</lastmod\s*>", re.DOTALL | re.IGNORECASE)
+
+
+def sitemap_entries(data: bytes, *, source: str) -> list[SitemapEntry]:
+    """The pages of a sitemap (`<urlset>`), in document order, each URL once.
+
+    Read with regular expressions rather than an XML parser: a sitemap is a flat list,
+    and no entity or DTD of a hostile file is ever expanded. `LoaderError` for a sitemap
+    index (not followed yet) or a file with no `<url>`.
+    """
+    text = data.decode("utf-8", errors="replace")
+    if re.search(r"<sitemapindex\b", text, re.IGNORECASE):
+        raise LoaderError(
+            "a sitemap index is not supported yet: register each sitemap", source=source
+        )
+    entries: dict[str, SitemapEntry] = {}
+    for block in _URL_BLOCK.findall(text):
+        loc = _LOC.search(block)
+        if loc is None:
+            continue
+        url = canonical_url(unescape(loc.group(1)))
+        lastmod = _LASTMOD.search(block)
+        entries.setdefault(url, SitemapEntry(url, unescape(lastmod.group(1)) if lastmod else ""))
+    if not entries:
+        raise LoaderError("no <url> entries: not a sitemap", source=source)
+    return list(entries.values())
+
+
+def page_documents(page: FetchedPage, *, source: str, options: LoadOptions) -> list[Document]:
+    """The Documents of a fetched page (status 200), indexed under `source` (the URL the
+    sitemap lists, whatever it redirected to); `LoaderError` for a media type that is not
+    a document."""
+    kind = _content_type(_Response(page.url, page.media_type, page.charset, page.data))
+    if kind is None:
+        raise LoaderError(f"unsupported media type {page.media_type!r}", source=source)
+    return list(
+        convert(
+            page.data,
+            content_type=kind,
+            source=source,
+            fallback_title=_title_fallback(page.url),
+            options=options,
+            base_url=page.url,
+            charset=page.charset,
+        )
+    )

@@ -1,0 +1,165 @@
+"""Registered sources in Weaviate, beside the jobs, so every process and replica sees them:
+one object per source in `RegisteredSources` (the name may carry
+`Settings.collection_prefix`), id = uuid5 of the source's name, its page states and last
+report as JSON text. Registering a name twice is refused (Weaviate refuses to insert an
+object whose id exists)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from typing import Any
+
+import weaviate
+from weaviate.classes.config import Configure, DataType, Property
+from weaviate.collections import Collection
+from weaviate.exceptions import UnexpectedStatusCodeError
+
+from service.errors import SourceError, SourceNotFoundError
+from service.index.identity import NAMESPACE
+from service.index.replication import Replication
+from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.sources.records import RegisteredSource, SyncReport
+
+__all__ = ["SourceRegistry"]
+
+_LIST_LIMIT = 10_000
+
+
+def _id(name: str) -> uuid.UUID:
+    return uuid.uuid5(NAMESPACE, f"registered-source\n{name}")
+
+
+class SourceRegistry:
+    """Reads and writes registered sources through one Weaviate client."""
+
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
+        self.client = client
+        self.name = f"{prefix}RegisteredSources"
+        self.replication = replication or Replication()
+        self._ensured = False
+
+    @property
+    def _reads(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.name))
+
+    @property
+    def _writes(self) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(self.name))
+
+    def ensure_schema(self) -> None:
+        """Create the collection unless it exists (once per registry; safe in parallel)."""
+        if not self._ensured:
+            ensure_collection(self.client, self.name, self._create)
+            self._ensured = True
+
+    def _create(self) -> None:
+        self.client.collections.create(
+            self.name,
+            description="Synopsis: registered sources that `synopsis sources sync` keeps in sync",
+            vector_config=Configure.Vectors.self_provided(),
+            replication_config=self.replication.config(),
+            properties=[
+                keyword_property("name"),
+                keyword_property("kind"),
+                stored_text("location"),
+                Property(name="crawl_depth", data_type=DataType.INT),
+                Property(name="max_pages", data_type=DataType.INT),
+                Property(name="created_at", data_type=DataType.DATE),
+                Property(name="synced_at", data_type=DataType.DATE),
+                stored_text("last_report"),
+                stored_text("pages"),
+            ],
+        )
+
+    def drop(self) -> None:
+        """Delete the collection (tests and explicit resets only)."""
+        self.client.collections.delete(self.name)
+        self._ensured = False
+
+    def add(self, source: RegisteredSource) -> None:
+        """Register `source`; `SourceError` when its name is taken."""
+        self.ensure_schema()
+        if self.get(source.name) is not None:
+            raise SourceError(f"a source named {source.name!r} is registered already")
+        try:
+            self._writes.data.insert(uuid=_id(source.name), properties=_properties(source))
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code == 422 and "already exists" in exc.message:
+                raise SourceError(f"a source named {source.name!r} is registered already") from exc
+            raise
+
+    def save(self, source: RegisteredSource) -> None:
+        """Store `source` over its previous version."""
+        self.ensure_schema()
+        self._writes.data.replace(uuid=_id(source.name), properties=_properties(source))
+
+    def get(self, name: str) -> RegisteredSource | None:
+        """The source registered as `name`, or None."""
+        self.ensure_schema()
+        found = self._reads.query.fetch_object_by_id(_id(name))
+        return None if found is None else _source(found.properties)
+
+    def require(self, name: str) -> RegisteredSource:
+        """The source registered as `name`; `SourceNotFoundError` when there is none."""
+        source = self.get(name)
+        if source is None:
+            raise SourceNotFoundError(
+                f"no source is registered as {name!r} (see `synopsis sources list`)"
+            )
+        return source
+
+    def list(self) -> list[RegisteredSource]:
+        """Every registered source, by name."""
+        self.ensure_schema()
+        found = self._reads.query.fetch_objects(limit=_LIST_LIMIT)
+        return sorted((_source(obj.properties) for obj in found.objects), key=lambda s: s.name)
+
+    def remove(self, name: str) -> None:
+        """Forget the source registered as `name` (its indexed pages are not touched)."""
+        self.ensure_schema()
+        self._writes.data.delete_by_id(_id(name))
+
+
+def _properties(source: RegisteredSource) -> dict[str, Any]:
+    return {
+        "name": source.name,
+        "kind": source.kind,
+        "location": source.location,
+        "crawl_depth": source.crawl_depth,
+        "max_pages": source.max_pages,
+        "created_at": source.created_at,
+        "synced_at": source.synced_at,
+        "last_report": json.dumps(source.last_report.to_dict()) if source.last_report else "",
+        "pages": source.pages_json(),
+    }
+
+
+def _date(value: Any) -> dt.datetime | None:
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+
+
+def _source(props: Any) -> RegisteredSource:
+    report = str(props.get("last_report") or "")
+    created = _date(props["created_at"])
+    assert created is not None  # written by `add`
+    return RegisteredSource(
+        name=str(props["name"]),
+        kind=props["kind"],
+        location=str(props["location"]),
+        crawl_depth=int(props.get("crawl_depth") or 0),
+        max_pages=int(props.get("max_pages") or 0),
+        created_at=created,
+        synced_at=_date(props.get("synced_at")),
+        last_report=SyncReport.from_dict(json.loads(report)) if report else None,
+        pages=RegisteredSource.pages_from_json(str(props.get("pages") or "")),
+    )

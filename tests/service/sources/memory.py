@@ -1,0 +1,75 @@
+"""A `SyncIndex` for unit tests: the real `Ingestor` and delete over the in-memory store,
+with a fake chat model and embedder whose calls are counted."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from service.ingest.delete import delete_source
+from service.ingest.pipeline import Ingestor, IngestReport
+from service.ingest.summarize import Summarizer
+from service.models.embed import Embedder
+from service.sources import RegisteredSource, SourceKind
+from tests.service.fakes import MemoryStore
+
+if TYPE_CHECKING:
+    from service.ingest.pipeline import IngestEvent
+
+
+class MemoryIndex:
+    """Ingests into and deletes from a `MemoryStore`."""
+
+    def __init__(self, *, max_tokens: int = 500) -> None:
+        self.store = MemoryStore()
+        self.max_tokens = max_tokens
+        self.deleted: list[str] = []
+        self.fail_ingest = False
+
+    def ingest_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        on_event: Callable[[IngestEvent], None] | None = None,
+        report: IngestReport | None = None,
+    ) -> IngestReport:
+        summarizer = Summarizer(
+            FakeListChatModel(responses=["Says what the page says."] * 1000),
+            model_name="fake",
+            concurrency=1,
+        )
+        embedder = Embedder(DeterministicFakeEmbedding(size=8), model="fake-embedding")
+        ingestor = Ingestor(
+            store=self.store,
+            summarizer=summarizer,
+            embedder=embedder,
+            max_tokens=self.max_tokens,
+            min_similarity=-1.0,
+        )
+        report = ingestor.ingest_documents(documents, report=report)
+        if self.fail_ingest:
+            report.failed.append("injected: the model went away")
+        return report
+
+    def delete_source(self, source: str, *, wait: float = 0.0) -> tuple[int, int]:
+        self.deleted.append(source)
+        return delete_source(self.store, source)
+
+    def chunks(self) -> set[tuple[str, object]]:
+        """(source, chunk id) of every stored original."""
+        return {(r.source, r.id) for r in self.store.originals.values()}
+
+
+def registered(kind: SourceKind, location: str, **fields: int) -> RegisteredSource:
+    return RegisteredSource(
+        name="docs",
+        kind=kind,
+        location=location,
+        created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+        **fields,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,139 @@
+"""Registered sources on the real stack: the registry in Weaviate, a sitemap served on
+loopback with ETags synced through change, addition and removal, and the CLI on a
+temporary directory. Pages are one chunk each and summarized by the smallest model (no
+wording is asserted), so the whole module costs a handful of model calls."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loaders import LoadOptions
+from service.settings import Settings
+from service.sources import RegisteredSource, sync_source
+from service.synopsis import Synopsis
+from tests.service.conftest import assert_invariants, cli
+from tests.service.sources.memory import MemoryIndex, registered
+from tests.service.sources.site import Site, page, serve
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "TestSync"
+OPTIONS = LoadOptions(respect_robots=False)
+
+
+@pytest.fixture
+def synced_settings(cheap_settings: Settings) -> Settings:
+    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+
+
+@pytest.fixture
+def synopsis(synced_settings: Settings) -> Iterator[Synopsis]:
+    synopsis = Synopsis.open(synced_settings)
+    synopsis.store.drop()
+    synopsis.registered_sources.drop()
+    try:
+        yield synopsis
+    finally:
+        synopsis.store.drop()
+        synopsis.registered_sources.drop()
+        synopsis.close()
+
+
+def _chunk_ids(synopsis: Synopsis) -> set[tuple[str, object]]:
+    return {
+        (str(obj.properties["source"]), obj.uuid)
+        for obj in synopsis.store.originals.iterator(return_properties=["source"])
+    }
+
+
+def _fresh(location: str, max_tokens: int) -> set[tuple[str, object]]:
+    """The chunk ids a first sync of the current state writes (ids do not depend on the
+    models: the in-memory index's are the same)."""
+    index = MemoryIndex(max_tokens=max_tokens)
+    sync_source(index, registered("sitemap", location), options=OPTIONS)
+    return index.chunks()
+
+
+def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
+    site = Site(
+        pages={
+            "/a.html": page("Alpha", "Alpha explains how the first widget is installed."),
+            "/b.html": page("Beta", "Beta explains how the second widget is configured."),
+        }
+    )
+    registry = synopsis.registered_sources
+    created = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    with serve(site):
+        registry.add(
+            RegisteredSource(
+                name="site", kind="sitemap", location=site.sitemap_url, created_at=created
+            )
+        )
+        source = registry.require("site")
+        source = sync_source(synopsis, source, options=OPTIONS)
+        registry.save(source)
+        first = source.last_report
+        assert first is not None
+        assert (first.added, first.completed) == (2, True)
+        assert first.llm_calls == 2
+
+        source = registry.require("site")  # page states came back from Weaviate
+        again = sync_source(synopsis, source, options=OPTIONS).last_report
+        assert again is not None
+        assert (again.unchanged, again.llm_calls, again.embedded_chunks) == (2, 0, 0)
+        assert (again.not_modified, sum(site.not_modified.values())) == (2, 2)
+
+        site.pages["/b.html"] = page("Beta", "Beta now explains how the widget is removed.")
+        del site.pages["/a.html"]
+        site.pages["/c.html"] = page("Gamma", "Gamma explains how the third widget runs.")
+        source = sync_source(synopsis, source, options=OPTIONS)
+        registry.save(source)
+        third = source.last_report
+        assert third is not None
+        assert (third.unchanged, third.changed, third.added, third.removed) == (0, 1, 1, 1)
+        assert third.completed
+        assert _chunk_ids(synopsis) == _fresh(site.sitemap_url, synopsis.settings.max_tokens)
+        assert synopsis.source(site.url("/a.html")) is None
+        assert_invariants(synopsis.store)
+    assert [s.name for s in registry.list()] == ["site"]
+    registry.remove("site")
+    assert registry.get("site") is None
+
+
+def test_the_cli_registers_syncs_lists_and_removes_a_directory(
+    synopsis: Synopsis, synced_settings: Settings, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha explains how the widget is installed.\n")
+    code, out, err = cli(synced_settings, "sources", "add", "local", str(docs))
+    assert code == 0, err
+    assert "directory" in out
+    code, _, err = cli(synced_settings, "sources", "add", "local", str(docs))
+    assert code == 1
+    assert "registered already" in err
+
+    code, out, err = cli(synced_settings, "sources", "sync", "local")
+    assert code == 0, err
+    assert "0 unchanged, 0 changed, 1 added, 0 removed" in out
+    (docs / "a.md").unlink()
+    code, out, err = cli(synced_settings, "sources", "sync")
+    assert code == 0, err
+    assert "1 removed" in out
+    assert synopsis.source(str(docs / "a.md")) is None
+
+    code, out, _ = cli(synced_settings, "sources", "list", "--json")
+    [row] = json.loads(out)["sources"]
+    assert (row["name"], row["kind"], row["pages"]) == ("local", "directory", 0)
+    assert row["last_report"]["removed"] == 1
+    code, out, err = cli(synced_settings, "sources", "remove", "local")
+    assert code == 0, err
+    code, _, err = cli(synced_settings, "sources", "sync", "local")
+    assert code == 1
+    assert "no source is registered as 'local'" in err
