@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
     from service.query.reading import Reading
     from service.query.rewrite import QueryRewriter, RewriteMethod
-    from service.sources import SourceRegistry
+    from service.sources import RegisteredSource, SourceRegistry
 
 __all__ = ["Synopsis"]
 
@@ -556,6 +556,36 @@ class Synopsis:
                 )
             locks.confirm(source)
             return delete_source(self.store, source)
+
+    def sync_registered(
+        self,
+        name: str,
+        *,
+        options: LoadOptions | None = None,
+        on_event: Callable[[IngestEvent], None] | None = None,
+    ) -> RegisteredSource:
+        """Sync the source registered as `name` (`service.sources.sync`) and store what it
+        saw; returns it with its report. Held as an ingest holds a source, so that no two
+        processes sync one registered source at once: `SourceBusyError` while another
+        sync of it runs. `SourceNotFoundError` when no source is registered as `name`."""
+        from service.ingest.locks import SourceLocks
+        from service.models.captions import load_options
+        from service.sources import sync_source
+
+        registry = self.registered_sources
+        registry.require(name)
+        hold = f"registered source\n{name}"
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+            if not locks.acquire(hold, wait=0.0):
+                raise SourceBusyError(f"{name} is being synced by another process")
+            locks.confirm(hold)
+            source = registry.require(name)  # as the last sync left it
+            synced = sync_source(
+                self, source, options=options or load_options(self.settings), on_event=on_event
+            )
+            locks.confirm(hold)  # still ours: no other sync stored its states meanwhile
+            registry.save(synced)
+        return synced
 
     def stats(self) -> dict[str, object]:
         """Collection counts and the embedding model the index was built with."""

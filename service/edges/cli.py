@@ -729,20 +729,15 @@ def sources_list(settings: Settings, as_json: bool) -> None:
 def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
     """Sync NAMES (every registered source when none is named): fetch what changed, ingest
     it, and remove the pages that are gone, once the sync completed."""
-    from service.models.captions import load_options
-    from service.sources import sync_source
-
     incomplete = 0
     with _open(settings) as synopsis:
         registry = synopsis.registered_sources
         todo = [registry.require(name) for name in names] if names else registry.list()
         if not todo:
             raise click.ClickException("no source is registered (see `synopsis sources add`)")
-        options = load_options(settings)
         for source in todo:
             _report(f"syncing {source.name} ({source.kind} {source.location})")
-            synced = sync_source(synopsis, source, options=options, on_event=_print_event)
-            registry.save(synced)
+            synced = synopsis.sync_registered(source.name, on_event=_print_event)
             report = synced.last_report
             assert report is not None  # every sync leaves one
             click.echo(f"{source.name}: {report.summary_line()}")

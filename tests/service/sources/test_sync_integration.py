@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from loaders import LoadOptions
+from service.errors import SourceBusyError
+from service.ingest.locks import SourceLocks
 from service.settings import Settings
 from service.sources import RegisteredSource, sync_source
 from service.synopsis import Synopsis
@@ -75,16 +77,14 @@ def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
                 name="site", kind="sitemap", location=site.sitemap_url, created_at=created
             )
         )
-        source = registry.require("site")
-        source = sync_source(synopsis, source, options=OPTIONS)
-        registry.save(source)
+        source = synopsis.sync_registered("site", options=OPTIONS)
         first = source.last_report
         assert first is not None
         assert (first.added, first.completed) == (2, True)
         assert first.llm_calls == 2
 
-        source = registry.require("site")  # page states came back from Weaviate
-        again = sync_source(synopsis, source, options=OPTIONS).last_report
+        # The page states come back from Weaviate: every page is asked with its ETag.
+        again = synopsis.sync_registered("site", options=OPTIONS).last_report
         assert again is not None
         assert (again.unchanged, again.llm_calls, again.embedded_chunks) == (2, 0, 0)
         assert (again.not_modified, sum(site.not_modified.values())) == (2, 2)
@@ -92,15 +92,21 @@ def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
         site.pages["/b.html"] = page("Beta", "Beta now explains how the widget is removed.")
         del site.pages["/a.html"]
         site.pages["/c.html"] = page("Gamma", "Gamma explains how the third widget runs.")
-        source = sync_source(synopsis, source, options=OPTIONS)
-        registry.save(source)
-        third = source.last_report
+        third = synopsis.sync_registered("site", options=OPTIONS).last_report
         assert third is not None
         assert (third.unchanged, third.changed, third.added, third.removed) == (0, 1, 1, 1)
         assert third.completed
+        stored = registry.require("site")
+        assert set(stored.pages) == {site.url("/b.html"), site.url("/c.html")}
+        assert stored.last_report == third
         assert _chunk_ids(synopsis) == _fresh(site.sitemap_url, synopsis.settings.max_tokens)
         assert synopsis.source(site.url("/a.html")) is None
         assert_invariants(synopsis.store)
+    # Another process syncing it: this one refuses rather than run beside it.
+    with SourceLocks(synopsis.store.leases, seconds=30.0) as other:
+        assert other.acquire("registered source\nsite", wait=0.0)
+        with pytest.raises(SourceBusyError):
+            synopsis.sync_registered("site", options=OPTIONS)
     assert [s.name for s in registry.list()] == ["site"]
     registry.remove("site")
     assert registry.get("site") is None
