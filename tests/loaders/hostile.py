@@ -33,6 +33,7 @@ import pymupdf
 import loaders.pdf  # noqa: F401  (imported here, as run_case would, before any baseline)
 from loaders import LoaderError, LoadOptions, load
 from splitters import chunk_documents
+from tests.loaders.bombs import docx_bomb, form_bomb_pdf, text_bomb_pdf
 from tests.loaders.pdfs import sample_pdf
 
 #: Options every case is loaded with: the loader's defaults, shorter time limits.
@@ -175,6 +176,11 @@ FILES: dict[str, Callable[[], bytes]] = {
     "truncated.pdf": truncated_pdf,
     "encrypted.pdf": encrypted_pdf,
     "10000-pages.pdf": many_pages_pdf,
+    # Decompression bombs (tests/loaders/bombs.py): 300 KB inflating to 78 MB of XML; 750
+    # KB to 200 MB of text operators; 2 KB of forms drawing forms, ten million sentences.
+    "bomb.docx": docx_bomb,
+    "content-bomb.pdf": text_bomb_pdf,
+    "form-bomb.pdf": form_bomb_pdf,
     "binary.html": binary_html,
     "invalid-utf8.html": invalid_utf8_html,
     "single-line-20mb.html": single_line_html,

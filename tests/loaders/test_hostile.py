@@ -24,6 +24,10 @@ from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server, ru
 
 ROOT = Path(__file__).parents[2]
 CAP = "the size cap of 20000000 bytes"
+PDF_CONTENT = (
+    r"page 1: the document's content passes 100000000 bytes \(its streams inflated, each form"
+    r" counted as often as it is drawn\)"
+)
 
 #: case → (outcome, chunks, the reason after "SOURCE: ", as a regular expression).
 EXPECTED: dict[str, tuple[str, int, str]] = {
@@ -31,6 +35,14 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
     "truncated.pdf": ("refused", 0, r"damaged PDF \(truncated or corrupt; pages may be missing\)"),
     "encrypted.pdf": ("refused", 0, r"encrypted PDF: a password is required"),
     "10000-pages.pdf": ("refused", 0, r"10000 pages, more than the 5000 a PDF may have"),
+    "bomb.docx": (
+        "refused",
+        0,
+        r"member 'word/document\.xml' inflates 285:1 \(77520169 bytes from 272189\), more"
+        r" than 100:1 \(a decompression bomb\?\)",
+    ),
+    "content-bomb.pdf": ("refused", 0, PDF_CONTENT),
+    "form-bomb.pdf": ("refused", 0, PDF_CONTENT),
     "binary.html": ("refused", 0, r"binary data, not text"),
     # Byte soup on one line: cut like any over-long line (no chunk over the limit).
     "invalid-utf8.html": ("loaded", 2_434, ""),
@@ -69,6 +81,9 @@ EXPECTED: dict[str, tuple[str, int, str]] = {
 #: of peak RSS over what the process held after its imports).
 MEMORY_BOUND_MB = {
     "10000-pages.pdf": 150,
+    "bomb.docx": 150,
+    "content-bomb.pdf": 150,
+    "form-bomb.pdf": 150,
     "single-line-20mb.html": 500,
     "http-gzip-bomb": 150,
     "http-stacked-gzip-bomb": 100,
