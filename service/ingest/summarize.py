@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import re
 import threading
@@ -334,6 +335,11 @@ class Summarizer:
         with self._loop_lock:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
+        if loop is not None and loop.is_running():
+            # Calls a stopped `summarize_many` left behind (its cancel is only scheduled)
+            # end before the loop does: a loop closed with them pending destroys them.
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result(timeout=10)
         close_ollama_clients(self._model, loop)
         if loop is not None and thread is not None:
             loop.call_soon_threadsafe(loop.stop)
@@ -501,6 +507,15 @@ class Summarizer:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         return results
+
+
+async def _cancel_pending() -> None:
+    """Cancel every other task of the running loop and wait (briefly) for them to end."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=5)
 
 
 def _is_transient(exc: Exception) -> bool:

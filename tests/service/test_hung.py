@@ -96,7 +96,13 @@ def _timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 
 
 def _job_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("job-") and t.is_alive()]
+    """The threads running a job ("job-<id>"): not the workers' poller, which lives as
+    long as the app."""
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("job-") and t.name != "job-poller" and t.is_alive()
+    ]
 
 
 def _upload() -> list[tuple[str, tuple[str, bytes]]]:

@@ -3,6 +3,7 @@ and the caller's exception comes back at once, not after the summary timeout."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -48,3 +49,21 @@ def test_without_on_wait_the_summaries_are_waited_for() -> None:
     finally:
         summarizer.close()
     assert result.text == "About Topic: A."
+
+
+def test_close_right_after_a_stop_ends_every_call_first(caplog: pytest.LogCaptureFixture) -> None:
+    # Closed at once after the stop: the cancel of the calls is only scheduled on the
+    # summarizer's loop, and a loop closed with tasks pending destroys them.
+    model = ScriptedChatModel(script=["never seen"] * 4, delay=600)
+    summarizer = Summarizer(model, model_name="fake", timeout=600, retries=0, concurrency=2)
+    requests = [SummaryRequest(headers=["A"], content=f"chunk {n}", label=f"{n}") for n in range(4)]
+
+    def on_wait() -> None:
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        summarizer.summarize_many(requests, on_wait=on_wait, wait_seconds=0.05)
+    summarizer.close()
+    gc.collect()
+    assert model.in_flight == 0
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
