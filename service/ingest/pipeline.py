@@ -74,7 +74,9 @@ class IngestEvent:
     stage: str  # one of STAGES, "source" (a source finished), "error", "upgrade" (the
     # index gains what this version stores: `Ingestor._upgrade_context`), or "wait": the
     # model is still writing summaries, about twice a second — not progress, a chance
-    # for the caller to stop the ingest by raising from its callback
+    # for the caller to stop the ingest by raising from its callback; or "held": another
+    # ingest holds the source, this one waits for it (bounded by its own limit,
+    # SYNOPSIS_INGEST_LOCK_WAIT_SECONDS), about twice a second — alive, not stalled
     source: str
     message: str = ""
     done: int = 0
@@ -218,7 +220,7 @@ class Ingestor:
         def waiting(source: str) -> None:
             self._emit(
                 IngestEvent(
-                    stage="wait", source=source, message=f"another ingest of {source} holds it"
+                    stage="held", source=source, message=f"another ingest of {source} holds it"
                 )
             )
 

@@ -298,7 +298,7 @@ class JobRunner:
             nonlocal last_flush
             if item.stop.is_set():
                 raise _Stop
-            if event.stage == "wait":  # a chance to stop, not progress
+            if event.stage == "wait":  # a chance to stop, not progress ("held" is: a bounded wait)
                 return
             item.last_progress = time.monotonic()
             tracker.observe(event, at=item.last_progress)

@@ -223,5 +223,5 @@ def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
             assert job["reason"], job
             assert http.post(f"/jobs/{job_id}/retry").status_code == 202
             job = _wait(http, job_id, _ended, timeout=300)
-        assert job["state"] == "done", job
+        assert job["state"] == "done", (job["attempt"], job["reason"], job["errors"])
     _assert_whole(settings)

@@ -97,14 +97,14 @@ def test_an_ingest_of_a_held_source_waits_for_it_then_goes_on() -> None:
     reports: list[IngestReport] = []
     ingest = threading.Thread(target=lambda: reports.append(ingestor.ingest_documents([PAGE])))
     ingest.start()
-    _until(lambda: any(event.stage == "wait" for event in events))
+    _until(lambda: any(event.stage == "held" for event in events))
     assert store.sources == {}  # nothing of it read or written while the other holds it
     leases.release(source_lease(SOURCE), holder="another-ingest")
     ingest.join(timeout=30)
     [report] = reports
     assert (report.failed, report.new_chunks) == ([], CHUNKS)
     assert store.sources[SOURCE].status == "complete"
-    waits = [event for event in events if event.stage == "wait"]
+    waits = [event for event in events if event.stage == "held"]
     assert waits[0].message == f"another ingest of {SOURCE} holds it"
     assert leases.leases == {}  # released
 

@@ -5,7 +5,7 @@ Without the lease both read the stored chunks before either wrote, each decided 
 what to delete (nothing), and the chunks of the version written first stayed beside the
 other's. To make that overlap certain rather than likely, each ingest, once it has split
 the source, waits until the other has split it too — or is waiting for the source's
-lease (its "wait" event), which is what the lease is for.
+lease (its "held" event), which is what the lease is for.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_two_ingests_of_one_source_at_once_leave_one_version_and_no_orphan(
         other = "two" if version == "one" else "one"
 
         def observe(event: IngestEvent) -> None:
-            if event.stage == "wait" and "holds it" in event.message:
+            if event.stage == "held" and "holds it" in event.message:
                 waiting[version].set()
             elif event.stage == "split" and event.source == SOURCE:
                 split[version].set()

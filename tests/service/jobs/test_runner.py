@@ -136,6 +136,38 @@ def test_a_job_stuck_in_a_call_is_interrupted_at_the_stall_limit_and_frees_its_s
     assert store.released == [stuck.id, following.id]  # each gave back its key's slot
 
 
+def waits_for_its_source(release: threading.Event) -> Script:
+    """Waits for a source another ingest holds: a "held" event every 10 ms until `release`."""
+
+    def run(emit: Emit) -> IngestReport:
+        while not release.wait(timeout=0.01):
+            emit(IngestEvent(stage="held", source="a", message="another ingest of a holds it"))
+        emit(IngestEvent(stage="source", source="a", message="complete"))
+        return IngestReport(sources=1)
+
+    return run
+
+
+def test_a_job_waiting_for_a_source_another_ingest_holds_is_not_stalled(
+    release: threading.Event,
+) -> None:
+    # The wait for a source has its own bound (the lock wait); past the stall limit the
+    # job is still alive, and ends done once the source is free.
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    synopsis.scripts = {"http://held": waits_for_its_source(release)}
+    job = store.queue("http://held")
+    runner = _runner(store, synopsis, stall_seconds=0.2, workers=1)
+    runner.start()
+    try:
+        _until(lambda: _state(store, job) == "running")
+        time.sleep(0.6)  # three stall limits
+        assert _state(store, job) == "running"
+        release.set()
+        _until(lambda: _state(store, job) == "done")
+    finally:
+        runner.stop()
+
+
 def test_a_cancel_reaches_a_job_waiting_for_summaries_at_once(release: threading.Event) -> None:
     store, synopsis = MemoryJobStore(), ScriptedSynopsis()
     synopsis.scripts = {"http://slow": waits_for_summaries(release)}
