@@ -47,6 +47,7 @@ from service.edges.api.schemas import (
     SourceItem,
 )
 from service.edges.api.security import caller_id, require_read, require_write
+from service.edges.api.watch import WeaviateWatch
 from service.errors import EmbeddingMismatchError
 from service.query.answer import Answer
 from service.synopsis import Synopsis
@@ -135,6 +136,10 @@ class ReadyController(Controller):
         weaviate, ollama = await asyncio.gather(
             _weaviate_health(synopsis, rid), _ollama_health(ollama_http, rid)
         )
+        if weaviate != "ok":
+            watch = getattr(request.app.state, "weaviate_watch", None)
+            if isinstance(watch, WeaviateWatch):
+                watch.failed(f"/ready: {weaviate}")
         schema = await _schema_health(synopsis, rid) if weaviate == "ok" else "unknown"
         ok = weaviate == ollama == "ok" and schema in ("ok", _EMPTY_INDEX)
         return Response(

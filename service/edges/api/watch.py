@@ -63,8 +63,13 @@ class WeaviateWatch:
         if ok:
             self.down_since, self.reason = None, ""
         else:
-            self.down_since = self.down_since or time.monotonic()
-            self.reason = reason
+            self.failed(reason)
+
+    def failed(self, reason: str) -> None:
+        """Record that Weaviate did not answer, as a failed probe does (`/ready` found it
+        down: requests fail fast from then on, not after the next probe)."""
+        self.down_since = self.down_since or time.monotonic()
+        self.reason = reason
 
     async def run(self, http: httpx.AsyncClient) -> None:
         """Probe every `interval` seconds until cancelled."""

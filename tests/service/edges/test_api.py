@@ -16,6 +16,7 @@ from litestar.testing import AsyncTestClient, TestClient
 
 from service.conversations import Conversation, Turn
 from service.edges.api import create_app
+from service.edges.api.watch import WeaviateWatch
 from service.errors import (
     BuildError,
     ConfigurationError,
@@ -781,6 +782,21 @@ def test_ready_is_503_with_the_reason(
     if expected["weaviate"] == "unreachable" or expected["schema"] == "unreadable":
         assert "10.0.3.4" in logged
         assert response.headers["x-request-id"] in logged
+
+
+def test_ready_finding_weaviate_unreachable_makes_requests_fail_fast_at_once() -> None:
+    # The watch probes every few seconds; /ready found Weaviate down before it did, so the
+    # next search must not go to the client (whose retries of a dead server take a minute).
+    fake = FakeSynopsis(ready=ConnectionError("Connection to Weaviate failed"))
+    with _client(fake) as client:
+        watch = WeaviateWatch("http://127.0.0.1:1/v1/.well-known/ready", interval=3600)
+        client.app.state.weaviate_watch = watch
+        assert client.get("/ready").status_code == 503
+        response = client.post("/search", json={"query": "range()"})
+    assert watch.down
+    assert response.status_code == 503
+    assert "does not answer (/ready: unreachable" in response.json()["detail"]
+    assert fake.calls == []
 
 
 # -- app shape ----------------------------------------------------------------------------
