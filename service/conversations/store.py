@@ -13,19 +13,18 @@ from typing import Any
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property
 from weaviate.classes.query import Filter
-from weaviate.collections import Collection
 
 from service.conversations.records import Conversation, Turn
 from service.errors import ConversationLimitError
 from service.index.leases import LeaseStore
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.index.schema import RecordCollection, keyword_property, stored_text
 from service.index.slots import Slots
 
 __all__ = ["ConversationStore"]
 
 
-class ConversationStore:
+class ConversationStore(RecordCollection):
     """Reads and writes conversations through one Weaviate client."""
 
     def __init__(
@@ -37,28 +36,11 @@ class ConversationStore:
         per_owner: int = 0,
         retry_after: int = 60,
     ) -> None:
-        self.client = client
-        self.name = f"{prefix}Conversations"
-        self.replication = replication or Replication()
-        self._ensured = False
+        super().__init__(client, f"{prefix}Conversations", replication)
         # At most `per_owner` conversations per key (0: no cap), one slot each.
         self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
         self.per_owner = per_owner
         self.retry_after = retry_after
-
-    @property
-    def _reads(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.name))
-
-    @property
-    def _writes(self) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(self.name))
-
-    def ensure_schema(self) -> None:
-        """Create the collection unless it exists (once per store; safe in parallel)."""
-        if not self._ensured:
-            ensure_collection(self.client, self.name, self._create)
-            self._ensured = True
 
     def _create(self) -> None:
         self.client.collections.create(

@@ -23,13 +23,12 @@ from typing import Any
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property
 from weaviate.classes.query import Filter
-from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.index.identity import NAMESPACE
 from service.index.records import now
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property
+from service.index.schema import RecordCollection, keyword_property
 
 __all__ = ["LEASE_SETTLE_SECONDS", "LeaseStore", "lease_id"]
 
@@ -43,7 +42,7 @@ def lease_id(name: str) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, f"lease\n{name}")
 
 
-class LeaseStore:
+class LeaseStore(RecordCollection):
     """Takes, renews, reads and releases leases through one Weaviate client."""
 
     def __init__(
@@ -53,24 +52,7 @@ class LeaseStore:
         prefix: str = "",
         replication: Replication | None = None,
     ) -> None:
-        self.client = client
-        self.name = f"{prefix}Leases"
-        self.replication = replication or Replication()
-        self._ensured = False
-
-    @property
-    def _reads(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.name))
-
-    @property
-    def _writes(self) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(self.name))
-
-    def ensure_schema(self) -> None:
-        """Create the collection unless it exists (once per store; safe in parallel)."""
-        if not self._ensured:
-            ensure_collection(self.client, self.name, self._create)
-            self._ensured = True
+        super().__init__(client, f"{prefix}Leases", replication)
 
     def _create(self) -> None:
         self.client.collections.create(

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import weaviate
 from weaviate.classes.config import DataType, Property, Tokenization
+from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
 from service.errors import StoreError
+from service.index.replication import Replication
 
 __all__ = [
     "USABLE_TIMEOUT_SECONDS",
@@ -86,3 +89,34 @@ def wait_usable(
                 raise StoreError(f"collection {name} was created but answers no query") from exc
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
+
+
+class RecordCollection:
+    """One collection of the service's own records (leases, conversations, registered
+    sources): its name, how it is read and written under the replication settings, and
+    its creation once per instance (`_create`, defined by each store)."""
+
+    def __init__(
+        self, client: weaviate.WeaviateClient, name: str, replication: Replication | None
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.replication = replication or Replication()
+        self._ensured = False
+
+    @property
+    def _reads(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.name))
+
+    @property
+    def _writes(self) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(self.name))
+
+    def ensure_schema(self) -> None:
+        """Create the collection unless it exists (once per instance; safe in parallel)."""
+        if not self._ensured:
+            ensure_collection(self.client, self.name, self._create)
+            self._ensured = True
+
+    def _create(self) -> None:
+        raise NotImplementedError

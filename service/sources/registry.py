@@ -13,13 +13,12 @@ from typing import Any
 
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property
-from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.errors import SourceError, SourceNotFoundError
 from service.index.identity import NAMESPACE
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.index.schema import RecordCollection, keyword_property, stored_text
 from service.sources.records import RegisteredSource, SyncReport
 
 __all__ = ["SourceRegistry"]
@@ -31,7 +30,7 @@ def _id(name: str) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, f"registered-source\n{name}")
 
 
-class SourceRegistry:
+class SourceRegistry(RecordCollection):
     """Reads and writes registered sources through one Weaviate client."""
 
     def __init__(
@@ -41,24 +40,7 @@ class SourceRegistry:
         prefix: str = "",
         replication: Replication | None = None,
     ) -> None:
-        self.client = client
-        self.name = f"{prefix}RegisteredSources"
-        self.replication = replication or Replication()
-        self._ensured = False
-
-    @property
-    def _reads(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.name))
-
-    @property
-    def _writes(self) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(self.name))
-
-    def ensure_schema(self) -> None:
-        """Create the collection unless it exists (once per registry; safe in parallel)."""
-        if not self._ensured:
-            ensure_collection(self.client, self.name, self._create)
-            self._ensured = True
+        super().__init__(client, f"{prefix}RegisteredSources", replication)
 
     def _create(self) -> None:
         self.client.collections.create(
