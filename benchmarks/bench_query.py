@@ -241,7 +241,10 @@ def bench_query_path(
         settings,
         client=warm.client,
         embedder=Embedder(
-            ollama_embeddings(settings), model=settings.embedding_model, query_cache_size=0
+            ollama_embeddings(settings),
+            model=settings.embedding_model,
+            query_cache_size=0,
+            query_batch_size=settings.query_embedding_batch_size,
         ),
         summarizer=warm.summarizer,
     )
@@ -306,6 +309,12 @@ def bench_query_path(
         elapsed = time.perf_counter() - started
         load_after = load_text()
         overhead = synopsis_overhead(warm, settings)
+        batcher = cold.embedder.query_batcher
+        batching = (
+            f"; the cold Synopsis sent {batcher.texts} query texts in {batcher.calls} calls"
+            if batcher is not None and batcher.calls
+            else ""
+        )
         weaviate_version = str(warm.client.get_meta().get("version", "?"))
     finally:
         cold.searcher.close()
@@ -372,6 +381,9 @@ def bench_query_path(
         f"{settings.search_summary_keyword_weight}\n"
         f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
         f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
+        f"- query embeddings of concurrent Synopsis searches shared: at most "
+        f"{settings.query_embedding_batch_size} per call (SYNOPSIS_QUERY_EMBEDDING_BATCH_SIZE; "
+        f"1: one call per search){batching}\n"
         f"- Weaviate {weaviate_version} (local stack), weaviate-client "
         f"{metadata.version('weaviate-client')}, embeddings {settings.embedding_model} "
         f"via Ollama {settings.ollama_version}; Python {platform.python_version()}"
@@ -386,7 +398,9 @@ def bench_query_path(
         f"{overhead_table}\n\n"
         "How to read it:\n\n"
         "- *cold*: every request computes its query embedding (Synopsis with an Embedder\n"
-        "  whose LRU holds nothing). This is the like-for-like comparison with the floor.\n"
+        "  whose LRU holds nothing). The floor sends one embedding call per request; Synopsis\n"
+        "  sends a lone query at once and the queries that arrive while a call runs together\n"
+        "  in the next call (`service.models.batch`).\n"
         "- *warm*: Synopsis caches query embeddings (an LRU of 1,024 texts in\n"
         "  `service.models.embed.Embedder`, safe because a text always has the same vector for\n"
         "  one model); a repeated query skips the model call. Its fair floor is the hybrid\n"

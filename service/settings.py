@@ -178,6 +178,10 @@ class Settings:
     summary_max_invented_claims: int = 1
     summary_max_unsupported_share: float = 0.15
     embedding_batch_size: int = 32
+    # The most query texts of concurrent searches sent in one embedding call (a query that
+    # finds no call running is sent at once; those arriving meanwhile share the next
+    # call). 1: each search makes its own call.
+    query_embedding_batch_size: int = 32
     # An Ollama vision model that captions PDF images (service/models/captions.py); empty: off,
     # images are only counted. The local stack has none.
     vision_model: str = ""
@@ -395,6 +399,7 @@ class Settings:
             "api_max_body_bytes",
             "api_llm_workers",
             "api_llm_per_key",
+            "query_embedding_batch_size",
         )
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:

@@ -192,6 +192,7 @@ class Synopsis:
             ollama_embeddings(settings),
             model=settings.embedding_model,
             batch_size=settings.embedding_batch_size,
+            query_batch_size=settings.query_embedding_batch_size,
         )
         return cls(settings, client=client, embedder=embedder)
 

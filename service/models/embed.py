@@ -1,4 +1,8 @@
-"""Embeddings: the same model for documents and queries, batched, with a query cache."""
+"""Embeddings: the same model for documents and queries, batched, with a query cache.
+
+Query texts of concurrent searches share embedding calls (`service.models.batch`) when
+the model can embed several queries in one call (`BatchQueryEmbeddings`).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,31 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import httpx
 import ollama
 from langchain_core.embeddings import Embeddings
 
 from service.connections import close_ollama_clients
-from service.errors import ModelError
+from service.errors import ModelError, SynopsisError
+from service.models.batch import QueryBatcher
 from service.settings import Settings
 
-__all__ = ["Embedder", "OllamaEmbeddingModel", "ollama_embeddings"]
+__all__ = ["BatchQueryEmbeddings", "Embedder", "OllamaEmbeddingModel", "ollama_embeddings"]
 
 _T = TypeVar("_T")
+
+
+@runtime_checkable
+class BatchQueryEmbeddings(Protocol):
+    """An embedding model that embeds several queries in one call, with a deadline per call."""
+
+    query_timeout: float
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """One vector per query text, in their order, as `embed_query` gives each."""
+        ...
 
 
 class OllamaEmbeddingModel(Embeddings):
@@ -57,8 +73,12 @@ class OllamaEmbeddingModel(Embeddings):
         return [list(vector) for vector in response["embeddings"]]
 
     def embed_query(self, text: str) -> list[float]:
-        response = self._query_client.embed(self.model, [text], keep_alive=self.keep_alive)
-        return list(response["embeddings"][0])
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Query texts in one call, under the query deadline (`BatchQueryEmbeddings`)."""
+        response = self._query_client.embed(self.model, texts, keep_alive=self.keep_alive)
+        return [list(vector) for vector in response["embeddings"]]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         response = await self._async_client.embed(self.model, texts, keep_alive=self.keep_alive)
@@ -87,7 +107,10 @@ class Embedder:
     """Embeds document texts in bounded batches and caches query vectors.
 
     Caching query embeddings is safe: a query text always maps to the same vector for
-    a given model, and the cache lives only as long as this object.
+    a given model, and the cache lives only as long as this object. Behind the cache,
+    when the model is a `BatchQueryEmbeddings` and `query_batch_size` is over 1, the
+    queries of concurrent callers share calls (`QueryBatcher`: a lone query is sent at
+    once; those that arrive while a call runs go together in the next one).
     """
 
     def __init__(
@@ -98,6 +121,7 @@ class Embedder:
         batch_size: int = 32,
         query_cache_size: int = 1024,
         solo_chars: float = 1200,
+        query_batch_size: int = 32,
     ) -> None:
         self._embeddings = embeddings
         self.model = model
@@ -107,9 +131,17 @@ class Embedder:
         self._cache_size = query_cache_size
         self._lock = threading.Lock()
         self._dimension: int | None = None
-        #: Requests sent to the embedding model (a cached query vector is none); read by
-        #: the API's metrics.
+        #: Requests sent to the embedding model (a cached query vector is none; queries
+        #: that shared a call count once); read by the API's metrics.
         self.calls = 0
+        self.query_batcher: QueryBatcher | None = None
+        if isinstance(embeddings, BatchQueryEmbeddings) and query_batch_size > 1:
+            self.query_batcher = QueryBatcher(
+                self._embed_queries,
+                max_batch=query_batch_size,
+                # Queued behind a call that hangs, a query fails after one deadline more.
+                wait_timeout=embeddings.query_timeout,
+            )
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, computed in batches of at most `batch_size`.
@@ -165,9 +197,31 @@ class Embedder:
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
-        vector = self._call(lambda: self._embeddings.embed_query(text))
+        if self.query_batcher is not None and len(text) <= self._solo_chars:
+            vector = self.query_batcher.embed(text)
+        else:
+            vector = self._call(lambda: self._embeddings.embed_query(text))
         self._remember(text, vector)
         return vector
+
+    def _embed_queries(self, texts: list[str]) -> Sequence[list[float] | SynopsisError]:
+        """One call for the queries of concurrent callers (`QueryBatcher`'s `embed_many`)."""
+        assert isinstance(self._embeddings, BatchQueryEmbeddings)
+        model = self._embeddings
+        try:
+            return self._call(functools.partial(model.embed_queries, texts))
+        except ModelError as exc:
+            if len(texts) == 1 or not _too_long(exc):
+                raise
+        # One query over the model's context makes the model refuse the whole call: the
+        # others must not fail with it. Each alone, as without sharing.
+        results: list[list[float] | SynopsisError] = []
+        for text in texts:
+            try:
+                results.extend(self._call(functools.partial(model.embed_queries, [text])))
+            except ModelError as exc:
+                results.append(exc)
+        return results
 
     async def aembed_query(self, text: str) -> list[float]:
         """Async `embed_query` (the model call runs in a worker thread)."""
