@@ -73,8 +73,8 @@ from weaviate.classes.query import (
     TargetVectors,
 )
 
+from service.index.queries import ORIGINAL_HIT_PROPERTIES
 from service.index.records import CONTENT_VECTOR
-from service.index.store import ORIGINAL_HIT_PROPERTIES
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.search import SearchRequest, search_request
 from service.settings import Settings

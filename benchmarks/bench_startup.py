@@ -42,8 +42,8 @@ from pathlib import Path
 
 from report import cpu_model, load_text, write_section
 
+from service.index.queries import ORIGINAL_HIT_PROPERTIES
 from service.index.records import CONTENT_VECTOR
-from service.index.store import ORIGINAL_HIT_PROPERTIES
 from service.query.search import search_request
 from service.settings import Settings
 

@@ -24,9 +24,9 @@ from service.errors import (
     SourceNotReadyError,
     StoreError,
 )
-from service.index.records import SourceRecord, header_path, now
+from service.index.records import SourceChunk, SourceRecord, header_path, now
 from service.index.replication import Replication
-from service.index.store import SourceChunk, Store
+from service.index.store import Store
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.search import Hit, Searcher, SearchRequest, search_request
 from service.settings import Settings
@@ -432,7 +432,6 @@ class Synopsis:
             name = split_location(source)[0]
             if name == source or self.source(name) is None:
                 raise SourceNotFoundError(f"{source} is not indexed")
-        self.store.embedding_info()  # once per process: brings an older collection up to date
         chunks: list[SourceChunk] = []
         while True:
             page, total = self.store.source_chunks(name, limit=_CHUNK_PAGE, offset=len(chunks))
@@ -514,7 +513,6 @@ class Synopsis:
         """A page of one source's chunks with their summaries, and its chunk count."""
         if not self.store.exists():
             return [], 0
-        self.store.embedding_info()  # once per process: brings an older collection up to date
         return self.store.source_chunks(source, limit=limit, offset=offset)
 
     def document_summary(self, source: str, *, style: SummaryStyle = "brief") -> DocumentSummary:
@@ -529,7 +527,6 @@ class Synopsis:
                 f"{source} is still being ingested ({record.pending} of its {record.chunks} "
                 "summaries pending); ask again once its ingest is done"
             )
-        self.store.embedding_info()  # once per process: brings an older collection up to date
         chunks: list[SourceChunk] = []
         while len(chunks) < record.chunks:
             page, _ = self.store.source_chunks(source, limit=_CHUNK_PAGE, offset=len(chunks))

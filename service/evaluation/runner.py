@@ -27,7 +27,7 @@ from service.evaluation.metrics import (
     unique_hits,
 )
 from service.evaluation.questions import Query
-from service.index.store import SummaryUse
+from service.index.queries import SummaryUse
 from service.query.answer import missing_terms
 from service.query.modes import Mode
 from service.query.search import Hit, SearchRequest

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from service.index.queries import HybridQuery, Match, SummaryUse
 from service.index.records import (
     ChunkPlace,
     OriginalRecord,
@@ -19,7 +20,6 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
 )
-from service.index.store import HybridQuery, Match, SummaryUse
 
 __all__ = ["IngestStore", "SearchStore"]
 

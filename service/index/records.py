@@ -1,6 +1,6 @@
 """What Synopsis stores, as plain records: chunks, summaries, sources, and their keys.
 
-The store (`service.index.store`) turns these into Weaviate objects and back; the
+The store's row mappers (`service.index.rows`) turn these into Weaviate objects and back; the
 ingest pipeline and the query side build and read them. Property and vector names are
 constants here so that no module spells them twice.
 """
@@ -19,6 +19,7 @@ __all__ = [
     "SUMMARY_VECTOR",
     "OriginalRecord",
     "ShownSummary",
+    "SourceChunk",
     "SourceRecord",
     "StoredOriginal",
     "SummaryAttachment",
@@ -163,6 +164,24 @@ class SourceRecord:
     chunks: int
     ingested_at: dt.datetime
     pending: int = 0  # chunks whose summary is not attached yet
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceChunk:
+    """One stored chunk of a source as a reader browses it, with its attached summary."""
+
+    id: str
+    headers: list[str]
+    chunk_index: int
+    content: str
+    summary: str | None  # None while pending or when filtered out
+    summary_pending: bool
+    page_start: int | None = None
+    page_end: int | None = None
+    anchor: str = ""
+    # What the summary is: "generated" (by `summary_model`) or "extractive"; None with it.
+    summary_kind: SummaryKind | None = None
+    summary_model: str | None = None
 
 
 def header_path(headers: Sequence[str]) -> str:

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from service.errors import SearchError
-from service.index.records import header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, header_path
 from service.query.search import Hit
 from service.settings import MAX_CONTEXT_TOKENS, MAX_K, MIN_CONTEXT_TOKENS
 from splitters.encoding import count_tokens

@@ -33,8 +33,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from service.connections import close_ollama_clients
 from service.errors import ModelError
-from service.index.records import SourceRecord, header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, SourceRecord, header_path
 from service.ingest.quality import lead_sentences
 from service.query.grounding import check_grounding
 from splitters.encoding import count_tokens

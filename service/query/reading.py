@@ -19,8 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from service.errors import SearchError, SourceNotFoundError
-from service.index.records import header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, header_path
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from splitters.encoding import count_tokens
 

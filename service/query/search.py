@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from service.errors import SearchError
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import SearchStore
+from service.index.queries import HybridQuery, Match, SearchFilters, SummaryUse
 from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryKind, SummaryVector
-from service.index.store import HybridQuery, Match, SearchFilters, SummaryUse, attached_summary
+from service.index.rows import attached_summary
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 from service.settings import MAX_K

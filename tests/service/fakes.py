@@ -18,6 +18,13 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from service.index.queries import (
+    CHUNK_KEYWORD_PROPERTIES,
+    HybridQuery,
+    Match,
+    SearchFilters,
+    SummaryUse,
+)
 from service.index.records import (
     CONTENT_VECTOR,
     CONTEXT_VECTOR,
@@ -30,13 +37,6 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
     header_path,
-)
-from service.index.store import (
-    CHUNK_KEYWORD_PROPERTIES,
-    HybridQuery,
-    Match,
-    SearchFilters,
-    SummaryUse,
 )
 
 _WORD = re.compile(r"\w+")

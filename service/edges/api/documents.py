@@ -44,8 +44,7 @@ from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
-from service.index.records import SourceRecord
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, SourceRecord
 from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
 from service.query.document_summary import DocumentSummary

@@ -112,7 +112,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     alpha: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
     fusion: Literal["relative", "ranked"] = "relative"
     source: SourceText | None = None
-    # A `?` or `*` in a prefix means itself (service/index/store.py, `like_prefix`).
+    # A `?` or `*` in a prefix means itself (service/index/queries.py, `like_prefix`).
     source_prefix: PrefixText | None = None
     header_prefix: PrefixText | None = None
     title: TitleText | None = None

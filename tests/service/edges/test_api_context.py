@@ -11,8 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.edges.api import create_app
-from service.index.records import header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, header_path
 from service.query.context import ContextRequest, SearchContext, build_context
 from service.query.search import SearchRequest
 from service.synopsis import Synopsis

@@ -10,7 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.edges.api import create_app
-from service.index.store import SearchFilters
+from service.index.queries import SearchFilters
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis

@@ -20,7 +20,7 @@ from service.edges.hit_documents import CONTEXT_METADATA_KEYS, METADATA_KEYS
 from service.edges.http_retriever import HttpSummaryRetriever
 from service.edges.retriever import hit_to_document, passage_to_document
 from service.errors import RemoteError, SynopsisError
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk
 from service.query.context import ContextRequest, build_context
 from service.query.search import Hit
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS

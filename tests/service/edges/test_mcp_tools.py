@@ -18,8 +18,7 @@ from mcp.types import CallToolResult
 from service.edges.api.schemas import AskResponse
 from service.edges.mcp import INSTRUCTIONS, TOOL_NAMES, build_server
 from service.errors import SourceNotFoundError
-from service.index.records import header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, header_path
 from service.query.context import ContextRequest, SearchContext, build_context
 from service.query.reading import Reading
 from service.query.search import SearchRequest

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from service.index.store import SearchFilters, like_prefix
+from service.index.queries import SearchFilters, like_prefix
 
 
 @pytest.mark.parametrize(

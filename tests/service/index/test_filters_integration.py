@@ -11,8 +11,9 @@ import pytest
 import weaviate
 
 from service.connections import connect_weaviate
+from service.index.queries import HybridQuery, SearchFilters
 from service.index.records import OriginalRecord, SummaryRecord
-from service.index.store import HybridQuery, SearchFilters, Store
+from service.index.store import Store
 from service.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -147,7 +147,7 @@ def test_stores_created_at_once_by_several_clients_all_work(settings: Settings) 
 def test_an_older_collection_gains_the_newer_properties_before_any_read(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service.index.store as store_module  # noqa: PLC0415
+    import service.index.layout as store_module  # noqa: PLC0415
 
     client = connect_weaviate(settings)
     try:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from service.connections import connect_weaviate
+from service.index.queries import ORIGINAL_HIT_PROPERTIES, HybridQuery, SearchFilters, SummaryUse
 from service.index.records import (
     ChunkPlace,
     OriginalRecord,
@@ -27,13 +28,7 @@ from service.index.records import (
     SummaryAttachment,
     SummaryRecord,
 )
-from service.index.store import (
-    ORIGINAL_HIT_PROPERTIES,
-    HybridQuery,
-    SearchFilters,
-    Store,
-    SummaryUse,
-)
+from service.index.store import Store
 from service.settings import Settings
 from tests.service.fakes import MemoryStore
 

@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.errors import SearchError
-from service.index.records import header_path
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, header_path
 from service.query.context import (
     ContextRequest,
     build_context,

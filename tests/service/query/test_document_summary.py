@@ -13,8 +13,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.errors import ModelError
-from service.index.records import SourceRecord
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk, SourceRecord
 from service.query.document_summary import DocumentSummarizer, outline_lines, reduce_groups
 
 RECORD = SourceRecord(

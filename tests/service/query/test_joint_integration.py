@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from service.errors import EmbeddingMismatchError
-from service.index import store as store_module
+from service.index import layout as store_module
 from service.index.records import (
     CONTENT_VECTOR,
     CONTEXT_VECTOR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.errors import SearchError, SourceNotFoundError
-from service.index.store import SourceChunk
+from service.index.records import SourceChunk
 from service.query.reading import find_section, read_page, split_location
 from splitters.encoding import count_tokens
 

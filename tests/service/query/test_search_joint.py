@@ -8,8 +8,8 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from service.errors import SearchError
+from service.index.queries import Match, SummaryUse
 from service.index.records import OriginalRecord, SummaryRecord
-from service.index.store import Match, SummaryUse
 from service.models.embed import Embedder
 from service.query.search import Searcher, SearchRequest
 from tests.service.fakes import MemoryStore

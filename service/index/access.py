@@ -1,0 +1,74 @@
+"""How every part of the store reaches the index's three collections, and its error rule.
+
+The store (`service.index.store.Store`) is made of one class per job, each an
+`IndexAccess`: the collections' layout (`layout`), the reads an ingest makes (`reads`),
+hybrid search (`hybrid`), browsing (`browse`) and writes (`writes`). They share what this
+class holds: the client, the collections' names (which may carry
+`Settings.collection_prefix`), and the replication settings, under which every read and
+write goes out (`service/index/replication.py`; the default is one copy and no levels).
+
+The error rule: a weaviate-client error raised while talking to Weaviate becomes a
+`StoreError` that says what was being done and keeps the client's error as its cause
+(`store_errors`), so the edges see one kind of store failure, and the HTTP API still finds
+Weaviate's own refusal in the cause (`service.edges.api.exceptions.refusal_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import weaviate
+from weaviate.collections import Collection
+from weaviate.exceptions import WeaviateBaseError
+
+from service.errors import StoreError
+from service.index.replication import Replication
+
+__all__ = ["FETCH_LIMIT", "IndexAccess", "store_errors"]
+
+FETCH_LIMIT = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
+
+
+@contextmanager
+def store_errors(what: str) -> Iterator[None]:
+    """Raise a weaviate-client error raised inside as `StoreError("<what> failed: …")`."""
+    try:
+        yield
+    except WeaviateBaseError as exc:
+        raise StoreError(f"{what} failed: {exc}") from exc
+
+
+class IndexAccess:
+    """The client, the three collections' names and how they are read and written."""
+
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
+        self.client = client
+        # Copies per object and consistency levels; the default: one copy, no levels.
+        self.replication = replication or Replication()
+        self.originals_name = f"{prefix}OriginalDocuments"
+        self.summaries_name = f"{prefix}SummarizedDocuments"
+        self.sources_name = f"{prefix}IngestedSources"
+
+    # Reads go through these, at the read consistency level; writes through `_writable`.
+    @property
+    def originals(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.originals_name))
+
+    @property
+    def summaries(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.summaries_name))
+
+    @property
+    def sources(self) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(self.sources_name))
+
+    def _writable(self, name: str) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(name))
