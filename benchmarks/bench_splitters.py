@@ -41,8 +41,8 @@ from report import cpu_model
 
 from loaders import load
 from splitters import MarkdownHeaderSplitter, chunk_documents
+from splitters.base.markdown_syntax import fences_balanced, iter_code_blocks
 from splitters.encoding import cl100k_base, count_tokens
-from splitters.markdown_syntax import fences_balanced, iter_code_blocks
 
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html")
 REPORT = Path("docs/splitting.md")

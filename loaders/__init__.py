@@ -4,7 +4,8 @@
 time. Every Document's metadata has `source` (absolute path or canonical URL), `title`,
 `content_type` (of the source) and `content_hash` (sha256 of the Markdown); PDF
 Documents add `page_start`, `page_end` and `image_count`. The keys are constants in
-`loaders.documents`.
+`loaders.documents`, and the page keys, which the splitters read too, in
+`splitters.base.metadata`: the only part of `splitters` the loaders import.
 """
 
 from __future__ import annotations
@@ -22,15 +23,14 @@ from loaders.documents import (
     CONTENT_HASH,
     CONTENT_TYPE,
     IMAGE_COUNT,
-    PAGE_END,
-    PAGE_START,
     SOURCE,
     TITLE,
     content_hash,
 )
 from loaders.files import iter_files, load_file
 from loaders.options import ImageCaptioner, LoadOptions
-from splitters.errors import LoaderError, UnsafeUrlError
+from splitters.base.errors import LoaderError, UnsafeUrlError
+from splitters.base.metadata import PAGE_END, PAGE_START
 
 __all__ = [
     "CONTENT_HASH",

@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from splitters.errors import ConfigurationError, UnsafeUrlError
+from splitters.base.errors import ConfigurationError, UnsafeUrlError
 
 __all__ = ["AddressPolicy", "CheckedTarget", "IPAddress", "Resolver", "resolve"]
 

@@ -19,7 +19,7 @@ import zlib
 
 import httpx
 
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 __all__ = ["ACCEPT_ENCODING", "read_body"]
 

@@ -36,7 +36,7 @@ from loaders.crawl import (
 from loaders.deadlines import deadline_passed
 from loaders.formats import convert
 from loaders.options import LoadOptions
-from splitters.errors import LoaderError, UnsafeUrlError
+from splitters.base.errors import LoaderError, UnsafeUrlError
 
 __all__ = [
     "FetchedPage",

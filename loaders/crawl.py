@@ -43,7 +43,7 @@ from loaders.encoding import decode_text
 from loaders.formats import convert
 from loaders.html import links
 from loaders.options import LoadOptions
-from splitters.errors import LoaderError, UnsafeUrlError
+from splitters.base.errors import LoaderError, UnsafeUrlError
 
 __all__ = ["canonical_url", "crawl"]
 

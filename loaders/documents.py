@@ -1,15 +1,14 @@
-"""Metadata keys, content hashing and `Document` construction shared by every loader."""
+"""Metadata keys, content hashing and `Document` construction shared by every loader.
+
+The keys the splitters read too (the PDF page keys and page marker lines, the header
+path) are in `splitters.base.metadata`, the base both packages share.
+"""
 
 from __future__ import annotations
 
 import hashlib
 
 from langchain_core.documents import Document
-
-# The PDF page keys (`PAGE_START`, `PAGE_END`: first and last 1-based page) and the
-# `<!-- page N -->` line that marks where each page starts (`PAGE_MARKER`, `page_marker`)
-# are defined in `splitters.metadata`, which reads them; re-exported here for loaders.
-from splitters.metadata import PAGE_END, PAGE_MARKER, PAGE_START, page_marker
 
 __all__ = [
     "CONTENT_HASH",
@@ -18,16 +17,12 @@ __all__ = [
     "HTML",
     "IMAGE_COUNT",
     "MARKDOWN",
-    "PAGE_END",
-    "PAGE_MARKER",
-    "PAGE_START",
     "PDF",
     "SOURCE",
     "TEXT",
     "TITLE",
     "content_hash",
     "make_document",
-    "page_marker",
 ]
 
 #: Canonical URL or absolute path of the source the document came from.

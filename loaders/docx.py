@@ -38,7 +38,7 @@ from langchain_core.documents import Document
 from loaders.documents import DOCX, IMAGE_COUNT, make_document
 from loaders.html import html_to_markdown
 from loaders.options import LoadOptions
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 __all__ = ["docx_documents"]
 

@@ -16,7 +16,7 @@ import codecs
 import logging
 import re
 
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 __all__ = ["decode_text", "html_meta_charset", "looks_binary"]
 

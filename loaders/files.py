@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 
 from loaders.formats import CONTENT_TYPES_BY_SUFFIX, convert
 from loaders.options import LoadOptions
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 __all__ = ["SKIPPED_DIRECTORIES", "iter_files", "load_file"]
 

@@ -13,7 +13,7 @@ from loaders.html import html_to_markdown
 from loaders.markdown import markdown_document, text_document
 from loaders.options import LoadOptions
 from loaders.pdf import pdf_documents
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 __all__ = ["CONTENT_TYPES_BY_SUFFIX", "convert"]
 

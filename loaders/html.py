@@ -45,7 +45,7 @@ from bs4.element import Doctype, NavigableString, PreformattedString
 from lxml import etree
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
-from splitters.markdown_syntax import fence_block, header_id_attribute
+from splitters.base.markdown_syntax import fence_block, header_id_attribute
 
 __all__ = ["HtmlPage", "html_to_markdown", "links"]
 
@@ -130,7 +130,7 @@ _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 # A heading's anchor, until the Markdown is written (then a `{#id}` attribute).
 _ANCHOR_PLACEHOLDER = "\ue002{}\ue003"
 _ANCHOR_PLACEHOLDER_RE = re.compile("[ \t]*\ue002(\\d+)\ue003")
-# Ids written as header attributes: those `{#id}` can hold (splitters.markdown_syntax).
+# Ids written as header attributes: those `{#id}` can hold (splitters.base.markdown_syntax).
 _ANCHOR_ID = re.compile(r"[A-Za-z0-9_:.\-]+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _LXML_PARSER = lxml.html.HTMLParser(huge_tree=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.documents import Document
 
 from loaders.documents import MARKDOWN, TEXT, make_document
-from splitters.markdown_syntax import iter_atx_headers
+from splitters.base.markdown_syntax import iter_atx_headers
 
 __all__ = ["first_h1", "markdown_document", "text_document"]
 

@@ -33,19 +33,12 @@ from typing import Any, NamedTuple
 
 from langchain_core.documents import Document
 
-from loaders.documents import (
-    IMAGE_COUNT,
-    PAGE_END,
-    PAGE_MARKER,
-    PAGE_START,
-    PDF,
-    make_document,
-    page_marker,
-)
+from loaders.documents import IMAGE_COUNT, PDF, make_document
 from loaders.options import LoadOptions
 from loaders.pdf_limits import ContentMeter, count_page
-from splitters.errors import LoaderError, ModelError
-from splitters.markdown_syntax import fence_block
+from splitters.base.errors import LoaderError, ModelError
+from splitters.base.markdown_syntax import fence_block
+from splitters.base.metadata import PAGE_END, PAGE_MARKER, PAGE_START, page_marker
 
 __all__ = ["pdf_documents"]
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.documents import Document
 
-from splitters.markdown_syntax import iter_segments
-from splitters.metadata import CHUNK_INDEX, HEADERS
+from splitters.base.markdown_syntax import iter_segments
+from splitters.base.metadata import CHUNK_INDEX, HEADERS
 
 __all__ = ["BoilerplateReport", "boilerplate_report", "link_text_share"]
 

@@ -35,7 +35,7 @@ SynopsisError                 base of everything Synopsis raises on purpose     
                               request id)
 ```
 
-[splitters]: defined in `splitters.errors`, the lowest package, because `splitters`
+[splitters]: defined in `splitters.base.errors`, the lowest package, because `splitters`
 and `loaders` raise them (`ModelError`: an image captioner raises it and the PDF loader
 catches it) and neither may import `service`; re-exported here. The others are defined
 here. Every class above is importable from here and is a `SynopsisError`.
@@ -46,7 +46,7 @@ HTTP API maps them to a status code and a JSON body.
 
 from __future__ import annotations
 
-from splitters.errors import (
+from splitters.base.errors import (
     ConfigurationError,
     LoaderError,
     ModelError,

@@ -3,11 +3,11 @@
 * `MarkdownHeaderSplitter` (``splitters.headers``): sections at ATX headers outside code.
 * `MarkdownTokenSplitter` (``splitters.tokens``): balanced chunks of at most N tokens.
 * `chunk_documents` (``splitters.pipeline``): both, over a stream of loader documents.
-* ``splitters.markdown_syntax``: the Markdown syntax (fences, ATX headers) every package
+* ``splitters.base.markdown_syntax``: the Markdown syntax (fences, ATX headers) every package
   of Synopsis reads and writes.
 
 The names below are imported from their modules on first use, so that importing a
-light module such as ``splitters.errors`` (which `service.errors` re-exports, and the
+light module such as ``splitters.base.errors`` (which `service.errors` re-exports, and the
 CLI imports at start-up) does not load LangChain and the tokenizer.
 """
 
@@ -17,14 +17,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from splitters.base.markdown_syntax import Header
+    from splitters.base.metadata import CHUNK_INDEX, HEADER_KEYS, HEADERS, START_INDEX, TOKENS
     from splitters.headers import (
         DEFAULT_UNWANTED_HEADERS,
         DroppedSection,
         MarkdownHeaderSplitter,
         Section,
     )
-    from splitters.markdown_syntax import Header
-    from splitters.metadata import CHUNK_INDEX, HEADER_KEYS, HEADERS, START_INDEX, TOKENS
     from splitters.pipeline import chunk_documents
     from splitters.tokens import Chunk, MarkdownTokenSplitter
 
@@ -46,15 +46,15 @@ __all__ = [
 
 # Where each public name is defined.
 _MODULES = {
-    "CHUNK_INDEX": "splitters.metadata",
+    "CHUNK_INDEX": "splitters.base.metadata",
     "DEFAULT_UNWANTED_HEADERS": "splitters.headers",
-    "HEADERS": "splitters.metadata",
-    "HEADER_KEYS": "splitters.metadata",
-    "START_INDEX": "splitters.metadata",
-    "TOKENS": "splitters.metadata",
+    "HEADERS": "splitters.base.metadata",
+    "HEADER_KEYS": "splitters.base.metadata",
+    "START_INDEX": "splitters.base.metadata",
+    "TOKENS": "splitters.base.metadata",
     "Chunk": "splitters.tokens",
     "DroppedSection": "splitters.headers",
-    "Header": "splitters.markdown_syntax",
+    "Header": "splitters.base.markdown_syntax",
     "MarkdownHeaderSplitter": "splitters.headers",
     "MarkdownTokenSplitter": "splitters.tokens",
     "Section": "splitters.headers",

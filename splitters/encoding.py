@@ -16,7 +16,7 @@ from pathlib import Path
 
 import tiktoken
 
-from splitters.errors import ConfigurationError
+from splitters.base.errors import ConfigurationError
 
 __all__ = ["CL100K_SHA256", "cl100k_base", "count_tokens"]
 

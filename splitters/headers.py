@@ -2,7 +2,7 @@
 
 Only ATX headers (``# Title`` … ``###### Title``, indented at most three spaces,
 optional closing ``#`` run) start a section; they are found by
-`splitters.markdown_syntax.iter_atx_headers`. A ``# comment`` line inside a fenced
+`splitters.base.markdown_syntax.iter_atx_headers`. A ``# comment`` line inside a fenced
 code block is code, and an unclosed fence runs to the end of the text, so nothing
 after it is taken for a header. Setext headers (a line underlined with ``===`` or
 ``---``) are *not* recognised: our loaders emit ATX headers only, and an underline
@@ -26,8 +26,8 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 
-from splitters.markdown_syntax import Header, iter_atx_headers
-from splitters.metadata import ANCHOR, HEADERS, START_INDEX, header_key
+from splitters.base.markdown_syntax import Header, iter_atx_headers
+from splitters.base.metadata import ANCHOR, HEADERS, START_INDEX, header_key
 
 __all__ = [
     "DEFAULT_UNWANTED_HEADERS",

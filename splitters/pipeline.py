@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from langchain_core.documents import Document
 
+from splitters.base.markdown_syntax import Header
+from splitters.base.metadata import CHUNK_INDEX, PAGE_END, PAGE_MARKER, PAGE_START, TOKENS
 from splitters.encoding import count_tokens
 from splitters.headers import (
     DEFAULT_UNWANTED_HEADERS,
@@ -20,8 +22,6 @@ from splitters.headers import (
     MarkdownHeaderSplitter,
     Section,
 )
-from splitters.markdown_syntax import Header
-from splitters.metadata import CHUNK_INDEX, PAGE_END, PAGE_MARKER, PAGE_START, TOKENS
 from splitters.tokens import Chunk, MarkdownTokenSplitter
 
 __all__ = ["DEFAULT_MIN_SECTION_TOKENS", "chunk_documents"]

@@ -2,7 +2,7 @@
 
 How a text is cut:
 
-* It is parsed into blocks (`splitters.blocks`): paragraphs, lists, tables, fenced
+* It is parsed into blocks (`splitters.base.blocks`): paragraphs, lists, tables, fenced
   code blocks, header lines. Each block is tokenized once; a chunk's size is
   estimated as the sum of its blocks plus one token per separator, then counted
   exactly once when the chunk is built (and re-cut in the rare case the estimate
@@ -43,11 +43,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 
-from splitters.blocks import Block, BlockKind, parse_blocks
+from splitters.base.blocks import Block, BlockKind, parse_blocks
+from splitters.base.errors import SplitterError
+from splitters.base.metadata import START_INDEX
 from splitters.encoding import cl100k_base, count_tokens
-from splitters.errors import SplitterError
 from splitters.headers import trim_blank_lines
-from splitters.metadata import START_INDEX
 from splitters.packing import pack
 
 __all__ = ["Chunk", "MarkdownTokenSplitter"]

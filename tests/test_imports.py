@@ -1,8 +1,13 @@
-"""The packages depend one way: service → loaders → splitters, never back.
+"""The packages depend one way: `service` on `loaders` and `splitters`, which are siblings
+that share only `splitters.base`, never back.
 
-`splitters` imports neither `loaders` nor `service`, and `loaders` never imports
-`service`. The check reads every module's syntax tree, so an import inside a function,
-under `if TYPE_CHECKING:` or through `importlib.import_module("…")` counts too.
+`splitters.base` (the errors, document metadata keys, Markdown syntax and blocks both
+libraries use) imports nothing of `splitters` outside it, nor `loaders` or `service`; the
+rest of `splitters` imports the base and itself; `loaders` imports the base and itself
+(never the rest of `splitters`); neither imports `service`. The top level of the
+repository is fixed, so the shared base is a sub-package of `splitters` rather than a
+package of its own. The check reads every module's syntax tree, so an import inside a
+function, under `if TYPE_CHECKING:` or through `importlib.import_module("…")` counts too.
 """
 
 from __future__ import annotations
@@ -14,9 +19,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The packages from the bottom up: a module may import its own package and the ones
-#: below it, never one above.
-LAYERS = ("splitters", "loaders", "service")
+#: The top-level packages.
+PACKAGES = ("splitters", "loaders", "service")
+#: The base `loaders` and `splitters` share.
+BASE = "splitters.base"
+#: What the modules of each part may import, besides modules outside the packages.
+ALLOWED = {
+    BASE: {BASE},
+    "splitters": {BASE, "splitters"},
+    "loaders": {BASE, "loaders"},
+    "service": {BASE, "splitters", "loaders", "service"},
+}
+
+
+def part_of(module: str) -> str | None:
+    """`BASE` or the top-level package `module` belongs to; None when it is in neither."""
+    if module == BASE or module.startswith(BASE + "."):
+        return BASE
+    top = module.partition(".")[0]
+    return top if top in PACKAGES else None
 
 
 def _imported(tree: ast.AST, package: str) -> list[tuple[int, str]]:
@@ -51,13 +72,13 @@ def _imported(tree: ast.AST, package: str) -> list[tuple[int, str]]:
     return found
 
 
-def upward_imports(source: str, package: str) -> list[str]:
-    """The imports of `source`, a module of `package`, that point up the layers."""
-    layer = LAYERS.index(package.partition(".")[0])
+def forbidden_imports(source: str, package: str) -> list[str]:
+    """The imports of `source`, a module of `package`, that its part may not make."""
+    allowed = ALLOWED[part_of(package) or ""]
     problems = []
     for line, name in _imported(ast.parse(source), package):
-        top = name.partition(".")[0]
-        if top in LAYERS and LAYERS.index(top) > layer:
+        part = part_of(name)
+        if part is not None and part not in allowed:
             problems.append(f"line {line}: {package} imports {name}")
     return problems
 
@@ -86,26 +107,49 @@ def upward_imports(source: str, package: str) -> list[str]:
             "import importlib\n\ndef g():\n    return importlib.import_module('service.errors')\n",
             ["line 4: loaders.sub imports service.errors"],
         ),
-        ("loaders", "import splitters.errors\nfrom splitters import chunk_documents", []),
+        (
+            "loaders",
+            "from splitters import chunk_documents\nimport splitters.tokens",
+            ["line 1: loaders imports splitters", "line 2: loaders imports splitters.tokens"],
+        ),
+        (
+            "splitters.base",
+            "from splitters.tokens import Chunk\nfrom .. import pipeline\nimport loaders",
+            [
+                "line 1: splitters.base imports splitters.tokens",
+                "line 2: splitters.base imports splitters",
+                "line 3: splitters.base imports loaders",
+            ],
+        ),
+        (
+            "splitters.base",
+            "from service.errors import StoreError",
+            ["line 1: splitters.base imports service.errors"],
+        ),
+        ("loaders", "import splitters.base.errors\nfrom splitters.base import metadata", []),
+        ("splitters.base", "from . import metadata\nfrom .markdown_syntax import Fence", []),
         ("service.edges", "from loaders import load\nimport splitters\nimport service.errors", []),
-        ("splitters", "from .errors import SplitterError\nfrom . import metadata", []),
+        ("splitters", "from .base.errors import SplitterError\nfrom . import tokens", []),
         ("loaders", "import servicex\nimport loaders_extra\nimport re", []),
         ("splitters", "TEXT = 'import loaders'  # only a string", []),
     ],
 )
-def test_upward_imports(package: str, source: str, expected: list[str]) -> None:
-    assert upward_imports(source, package) == expected
+def test_forbidden_imports(package: str, source: str, expected: list[str]) -> None:
+    assert forbidden_imports(source, package) == expected
 
 
 def _modules() -> list[Path]:
-    return sorted(path for layer in LAYERS for path in (ROOT / layer).rglob("*.py"))
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
 
 
-def test_every_package_has_modules() -> None:
-    assert {path.relative_to(ROOT).parts[0] for path in _modules()} == set(LAYERS)
+def _package(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).parent.parts)
+
+
+def test_every_part_has_modules() -> None:
+    assert {part_of(_package(path)) for path in _modules()} == {BASE, *PACKAGES}
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda path: str(path.relative_to(ROOT)))
-def test_imports_point_down(path: Path) -> None:
-    package = ".".join(path.relative_to(ROOT).parent.parts)
-    assert upward_imports(path.read_text(encoding="utf-8"), package) == []
+def test_imports_follow_the_rule(path: Path) -> None:
+    assert forbidden_imports(path.read_text(encoding="utf-8"), _package(path)) == []

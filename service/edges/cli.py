@@ -181,7 +181,7 @@ def chunk(
     from loaders.documents import SOURCE
     from service.index.records import header_path
     from splitters import chunk_documents
-    from splitters.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START, TOKENS
+    from splitters.base.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START, TOKENS
 
     failures: list[str] = []
 

@@ -59,7 +59,7 @@ from service.ingest.locks import Leases, SourceLocks
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
-from splitters.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
+from splitters.base.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
 
 __all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 

@@ -22,7 +22,7 @@ from service.index.identifiers import extract_identifiers
 from service.index.records import header_path
 from service.ingest.faithfulness import check_faithfulness
 from service.settings import Settings
-from splitters.markdown_syntax import iter_segments
+from splitters.base.markdown_syntax import iter_segments
 
 __all__ = [
     "REASONS",

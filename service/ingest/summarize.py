@@ -38,7 +38,7 @@ from service.ingest.quality import (
     validate_summary,
 )
 from service.settings import Settings
-from splitters.markdown_syntax import iter_segments
+from splitters.base.markdown_syntax import iter_segments
 
 _log = logging.getLogger(__name__)
 

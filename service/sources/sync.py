@@ -53,7 +53,7 @@ from loaders.files import iter_files
 from service.errors import SynopsisError
 from service.index.records import now
 from service.sources.records import PageState, RegisteredSource, SyncReport
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 
 if TYPE_CHECKING:
     from service.ingest.pipeline import IngestEvent, IngestReport

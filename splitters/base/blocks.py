@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from splitters.markdown_syntax import Fence, opening_fence, parse_atx_header
+from splitters.base.markdown_syntax import Fence, opening_fence, parse_atx_header
 
 __all__ = ["Block", "BlockKind", "parse_blocks"]
 

@@ -1,9 +1,10 @@
 """The errors the libraries raise or catch, and the base class of every Synopsis error.
 
 `SynopsisError` and the errors `splitters` and `loaders` raise (or, for `ModelError`,
-catch: an `ImageCaptioner` raises it) are defined here, in the lowest package, so that
-neither library needs anything from `service`. `service.errors` re-exports them with the
-rest of the one hierarchy: catching `service.errors.SynopsisError` catches these too.
+catch: an `ImageCaptioner` raises it) are defined here, in the base both libraries share
+(`splitters.base`), so that neither needs anything from `service` or from the other.
+`service.errors` re-exports them with the rest of the one hierarchy: catching
+`service.errors.SynopsisError` catches these too.
 
 They are not in `loaders`, where `LoaderError` is raised, because `service.errors` is
 imported by the CLI at start-up and importing any `loaders` module loads the loaders

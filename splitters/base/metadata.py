@@ -6,7 +6,8 @@ splitters add the keys below and never remove a loader's key.
 A PDF's pages travel through its Markdown as marker lines (`page_marker`), and its
 document carries ``page_start``/``page_end``; `splitters.chunk_documents` reads the
 markers and gives every chunk its own ``page_start``/``page_end``. The syntax and the
-keys are defined here, where they are read; `loaders.documents` re-exports them.
+keys are defined here, in the base both libraries share: the PDF loader writes the
+markers and page keys, the splitters read them.
 """
 
 from __future__ import annotations

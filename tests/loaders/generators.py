@@ -14,7 +14,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 
 from loaders.files import iter_files
-from splitters.markdown_syntax import iter_code_blocks
+from splitters.base.markdown_syntax import iter_code_blocks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "generators"
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from loaders.bodies import read_body
-from splitters.errors import LoaderError
+from splitters.base.errors import LoaderError
 from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server, run_case, source_of
 
 ROOT = Path(__file__).parents[2]

@@ -10,8 +10,6 @@ from loaders.documents import (
     CONTENT_HASH,
     CONTENT_TYPE,
     IMAGE_COUNT,
-    PAGE_END,
-    PAGE_START,
     PDF,
     SOURCE,
     TITLE,
@@ -19,6 +17,7 @@ from loaders.documents import (
 )
 from loaders.pdf import pdf_documents
 from service.errors import ConfigurationError, LoaderError, ModelError
+from splitters.base.metadata import PAGE_END, PAGE_START
 from tests.loaders.bombs import (
     content_bomb_pdf,
     form_bomb_pdf,

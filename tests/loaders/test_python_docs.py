@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 from loaders import load
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, content_hash
-from splitters.markdown_syntax import iter_code_blocks
+from splitters.base.markdown_syntax import iter_code_blocks
 
 if TYPE_CHECKING:
     from tests.conftest import LoadedCorpus

@@ -13,7 +13,7 @@ import pytest
 from langchain_core.documents import Document
 
 from splitters import MarkdownHeaderSplitter, chunk_documents
-from splitters.markdown_syntax import fences_balanced, iter_code_blocks
+from splitters.base.markdown_syntax import fences_balanced, iter_code_blocks
 
 if TYPE_CHECKING:
     from tests.conftest import LoadedCorpus

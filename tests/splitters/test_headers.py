@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 
+from splitters.base.markdown_syntax import Header
 from splitters.headers import DroppedSection, MarkdownHeaderSplitter, trim_blank_lines
-from splitters.markdown_syntax import Header
 
 
 @pytest.mark.parametrize(

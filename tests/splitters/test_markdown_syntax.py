@@ -1,10 +1,10 @@
-"""`splitters.markdown_syntax`: fences, prose/code segments and ATX headers."""
+"""`splitters.base.markdown_syntax`: fences, prose/code segments and ATX headers."""
 
 from __future__ import annotations
 
 import pytest
 
-from splitters.markdown_syntax import (
+from splitters.base.markdown_syntax import (
     Fence,
     Header,
     fence_block,

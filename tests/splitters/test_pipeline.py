@@ -5,11 +5,10 @@ from collections.abc import Iterator
 from langchain_core.documents import Document
 
 from loaders import LoadOptions
-from loaders.documents import PAGE_END, PAGE_START, page_marker
 from loaders.pdf import pdf_documents
 from splitters import DroppedSection, Header, chunk_documents
+from splitters.base.metadata import CHUNK_INDEX, PAGE_END, PAGE_START, TOKENS, page_marker
 from splitters.encoding import count_tokens
-from splitters.metadata import CHUNK_INDEX, TOKENS
 from tests.loaders.pdfs import sample_pdf
 
 

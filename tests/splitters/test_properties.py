@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from splitters.base.markdown_syntax import fences_balanced, opening_fence
 from splitters.encoding import count_tokens
 from splitters.headers import MarkdownHeaderSplitter, trim_blank_lines
-from splitters.markdown_syntax import fences_balanced, opening_fence
 from splitters.tokens import Chunk, MarkdownTokenSplitter
 
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)

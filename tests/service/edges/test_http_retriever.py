@@ -297,7 +297,8 @@ def test_importing_it_loads_neither_weaviate_nor_the_server() -> None:
         "service.query",
         "service.query.modes",
         "splitters",
-        "splitters.errors",
+        "splitters.base",
+        "splitters.base.errors",
     ]
 
 

@@ -37,7 +37,7 @@ from service.jobs.records import JobFile
 from service.settings import Settings
 from service.stack import LocalStack
 from splitters import chunk_documents
-from splitters.metadata import HEADERS
+from splitters.base.metadata import HEADERS
 from tests.conftest import IsolatedSettings, cheap_model_settings, model_env
 from tests.service.conftest import assert_invariants, six_sections_markdown
 from tests.service.holds import OllamaGate, chat_after, ollama_gate, summaries_held
