@@ -19,8 +19,10 @@ SynopsisError                 base of everything Synopsis raises on purpose     
 ├── SearchError               a search request is invalid
 ├── RequestLimitError         a request exceeds a configured limit (names the field)
 ├── TooManyRequestsError      the caller has as many model calls running as it may
-├── SourceError               an indexed source cannot be given as asked
-│   ├── SourceNotFoundError   no such source is indexed
+├── SourceError               an indexed or registered source cannot be given as asked
+│   ├── SourceNotFoundError   no such source is indexed (or registered)
+│   ├── SourceExistsError     a source of that name is registered already
+│   ├── InvalidSourceError    a source to register is malformed or not allowed (names the field)
 │   └── SourceNotReadyError   its ingest has not finished (summaries still pending)
 │       └── SourceBusyError   another ingest or delete of it holds it (its lease)
 ├── JobError                  an ingest job cannot be found, changed or queued
@@ -60,6 +62,7 @@ __all__ = [
     "ConfigurationError",
     "ConversationLimitError",
     "EmbeddingMismatchError",
+    "InvalidSourceError",
     "JobError",
     "JobNotFoundError",
     "JobStateError",
@@ -74,6 +77,7 @@ __all__ = [
     "SearchError",
     "SourceBusyError",
     "SourceError",
+    "SourceExistsError",
     "SourceNotFoundError",
     "SourceNotReadyError",
     "SplitterError",
@@ -137,11 +141,23 @@ class TooManyRequestsError(SynopsisError):
 
 
 class SourceError(SynopsisError):
-    """An indexed source cannot be given as asked."""
+    """An indexed or registered source cannot be given as asked."""
 
 
 class SourceNotFoundError(SourceError):
-    """No source of this name is indexed."""
+    """No source of this name is indexed (or, for a registered source, registered)."""
+
+
+class SourceExistsError(SourceError):
+    """A source of this name is registered already."""
+
+
+class InvalidSourceError(SourceError):
+    """A source to register is malformed or not allowed here; `field` names what."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class SourceNotReadyError(SourceError):

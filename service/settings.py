@@ -336,6 +336,9 @@ class Settings:
     api_max_upload_files: int = 50
     api_max_crawl_depth: int = 5
     api_max_crawl_pages: int = 1_000
+    # Directories (comma-separated absolute paths) under which POST /sources may register
+    # a directory source; empty: the API registers none (the CLI registers any).
+    api_source_directories: str = ""
     # How often each service process probes Weaviate's readiness; while the last probe
     # failed, requests that need Weaviate are answered 503 at once (api/watch.py).
     api_weaviate_probe_seconds: float = 2.0
@@ -434,6 +437,11 @@ class Settings:
                     f"{names['api_allowed_hosts']}: {host!r} is not a host name (no scheme, "
                     "no port; a leading *. for a domain's names, or * alone for any)"
                 )
+        for directory in self.source_directories:
+            if not directory.is_absolute():
+                raise ConfigurationError(
+                    f"{names['api_source_directories']}: {str(directory)!r} is not an absolute path"
+                )
         if self.api_max_k > MAX_K:
             raise ConfigurationError(
                 f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"
@@ -522,6 +530,15 @@ class Settings:
             name.strip().lower().rstrip(".")
             for name in self.api_allowed_hosts.split(",")
             if name.strip()
+        )
+
+    @property
+    def source_directories(self) -> tuple[Path, ...]:
+        """The directories of `api_source_directories` (empty when it is not set)."""
+        return tuple(
+            Path(entry.strip()).expanduser()
+            for entry in self.api_source_directories.split(",")
+            if entry.strip()
         )
 
     @property

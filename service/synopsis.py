@@ -58,6 +58,12 @@ __all__ = ["Synopsis"]
 _CHUNK_PAGE = 500
 
 
+def _sync_hold(name: str) -> str:
+    """What a sync of the registered source `name` holds (`SourceLocks`), so that one runs
+    at a time and a removal waits for none."""
+    return f"registered source\n{name}"
+
+
 def _more_from(offset: int) -> str:
     """The line that ends a page of text that continues (`Synopsis.read_section`)."""
     return f"More follows from offset {offset}."
@@ -572,7 +578,7 @@ class Synopsis:
 
         registry = self.registered_sources
         registry.require(name)
-        hold = f"registered source\n{name}"
+        hold = _sync_hold(name)
         with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
             if not locks.acquire(hold, wait=0.0):
                 raise SourceBusyError(f"{name} is being synced by another process")
@@ -584,6 +590,29 @@ class Synopsis:
             locks.confirm(hold)  # still ours: no other sync stored its states meanwhile
             registry.save(synced)
         return synced
+
+    def remove_registered(self, name: str, *, keep_documents: bool = False) -> int:
+        """Forget the source registered as `name` and, unless `keep_documents`, remove the
+        pages its syncs indexed; returns how many pages were removed from the index.
+        Refused (`SourceBusyError`) while a sync of it runs; `SourceNotFoundError` when no
+        source is registered as `name`."""
+        from service.ingest.locks import SourceLocks
+
+        registry = self.registered_sources
+        registry.require(name)
+        hold = _sync_hold(name)
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+            if not locks.acquire(hold, wait=0.0):
+                raise SourceBusyError(f"{name} is being synced; remove it once that is done")
+            locks.confirm(hold)
+            source = registry.require(name)
+            removed = 0
+            if not keep_documents:
+                for page in sorted(source.pages):
+                    originals, _ = self.delete_source(page)
+                    removed += originals > 0
+            registry.remove(name)
+        return removed
 
     def stats(self) -> dict[str, object]:
         """Collection counts and the embedding model the index was built with."""

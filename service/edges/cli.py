@@ -11,8 +11,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -621,26 +620,6 @@ def sources() -> None:
     """Register sources (a directory, a sitemap, a site) and keep the index in sync with them."""
 
 
-def _kind_of(location: str, kind: str) -> tuple[str, str]:
-    """The kind and stored location of a source to register (`auto`: a directory if the
-    path is one, a sitemap for a URL ending in .xml, else a site to crawl)."""
-    is_url = location.lower().startswith(("http://", "https://"))
-    if kind == "auto":
-        if is_url:
-            url_path = urlsplit(location).path.lower()
-            kind = "sitemap" if url_path.endswith(".xml") else "site"
-        else:
-            kind = "directory"
-    if kind == "directory":
-        path = Path(location).expanduser()
-        if not path.is_dir():
-            raise click.ClickException(f"{location} is not a directory")
-        return kind, str(path.resolve())
-    if not is_url:
-        raise click.ClickException(f"a {kind} source is an http(s) URL, not {location!r}")
-    return kind, location
-
-
 @sources.command("add")
 @click.argument("name")
 @click.argument("location")
@@ -671,22 +650,15 @@ def _kind_of(location: str, kind: str) -> tuple[str, str]:
 def sources_add(
     settings: Settings, name: str, location: str, kind: str, crawl_depth: int, max_pages: int
 ) -> None:
-    """Register LOCATION as the source NAME (nothing is fetched until `sources sync`)."""
-    from service.index.records import now
-    from service.sources import RegisteredSource, SourceKind
+    """Register LOCATION as the source NAME (nothing is fetched until `sources sync`).
 
-    resolved, where = _kind_of(location, kind)
-    source = RegisteredSource(
-        name=name,
-        kind=cast("SourceKind", resolved),
-        location=where,
-        crawl_depth=crawl_depth,
-        max_pages=max_pages,
-        created_at=now(),
-    )
+    NAME: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or a digit."""
+    from service.sources import new_source
+
+    source = new_source(name, location, kind=kind, crawl_depth=crawl_depth, max_pages=max_pages)
     with _open(settings) as synopsis:
         synopsis.registered_sources.add(source)
-    click.echo(f"registered {name}: {resolved} {where}")
+    click.echo(f"registered {name}: {source.kind} {source.location}")
 
 
 @sources.command("list")
@@ -761,16 +733,10 @@ def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
 @click.pass_obj
 @_one_line_errors
 def sources_remove(settings: Settings, name: str, keep_documents: bool) -> None:
-    """Forget the source NAME and remove its pages from the index."""
+    """Forget the source NAME and remove its pages from the index (refused while a sync
+    of it runs)."""
     with _open(settings) as synopsis:
-        registry = synopsis.registered_sources
-        source = registry.require(name)
-        removed = 0
-        if not keep_documents:
-            for page in sorted(source.pages):
-                originals, _ = synopsis.delete_source(page)
-                removed += originals > 0
-        registry.remove(name)
+        removed = synopsis.remove_registered(name, keep_documents=keep_documents)
     kept = " (its pages kept)" if keep_documents else f"; {removed} pages removed from the index"
     click.echo(f"removed {name}{kept}")
 

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from service.errors import JobNotFoundError, JobStateError, QueueFullError
+from service.errors import JobNotFoundError, JobStateError, QueueFullError, SourceBusyError
 from service.index.records import now
-from service.jobs.records import RETRYABLE_STATES, Job, JobFile, JobSpec
+from service.jobs.records import ACTIVE_STATES, RETRYABLE_STATES, Job, JobFile, JobSpec
 from service.jobs.runner import upload_dir
 from service.jobs.store import JobStore
 
-__all__ = ["JobQueue", "NewFile"]
+__all__ = ["JobQueue", "NewFile", "active_sync"]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -33,6 +33,14 @@ class NewFile:
     source: str
     content_type: str
     title: str = ""
+
+
+def active_sync(jobs: JobStore, name: str) -> Job | None:
+    """The queued or running sync job of the registered source `name`, if there is one."""
+    for job in jobs.in_states(ACTIVE_STATES):
+        if job.spec.kind == "sync" and job.spec.name == name:
+            return job
+    return None
 
 
 class JobQueue:
@@ -84,6 +92,20 @@ class JobQueue:
         spec = JobSpec(kind="url", url=url, crawl_depth=crawl_depth, max_pages=max_pages)
         try:
             return self._create(owner, spec, job_id=job_id)
+        except BaseException:
+            self.release(job_id)
+            raise
+
+    def submit_sync(self, owner: str, name: str) -> Job:
+        """Queue a sync of the registered source `name`. `SourceBusyError` while a sync
+        job of it is queued or running (two requests at once may both queue one: the
+        second then fails as busy when it runs, as a sync holds its source)."""
+        active = active_sync(self.jobs, name)
+        if active is not None:
+            raise SourceBusyError(f"a sync of {name} is {active.state} already: job {active.id}")
+        job_id = self.reserve(owner)
+        try:
+            return self._create(owner, JobSpec(kind="sync", name=name), job_id=job_id)
         except BaseException:
             self.release(job_id)
             raise
@@ -159,6 +181,10 @@ class JobQueue:
         if missing:
             raise JobStateError(
                 f"job {job_id}'s uploaded files are gone ({', '.join(missing)}): upload again"
+            )
+        if job.spec.kind == "sync" and (active := active_sync(self.jobs, job.spec.name)):
+            raise SourceBusyError(
+                f"a sync of {job.spec.name} is {active.state} already: job {active.id}"
             )
         self._admit_queue()
         self._take_slot(owner, job.id)

@@ -1,4 +1,5 @@
-"""Ingest jobs as plain records: what to ingest, how far it got, how it ended.
+"""Jobs as plain records: what to ingest (or which registered source to sync), how far
+it got, how it ended.
 
 A job is created `queued` by the HTTP API, claimed by one worker (`running`), and ends
 `done`, `failed` or `cancelled`; a running job whose worker stopped (a restart, a crash:
@@ -29,6 +30,7 @@ __all__ = [
     "RETRYABLE_STATES",
     "Job",
     "JobFile",
+    "JobKind",
     "JobProgress",
     "JobSpec",
     "JobState",
@@ -60,15 +62,20 @@ class JobFile:
     size: int = 0
 
 
+JobKind = Literal["url", "files", "sync"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobSpec:
-    """What a job ingests: one URL (optionally crawled) or stored files."""
+    """What a job does: ingest one URL (optionally crawled) or stored files, or sync the
+    registered source `name` (`service.sources`)."""
 
-    kind: Literal["url", "files"]
+    kind: JobKind
     url: str = ""
     crawl_depth: int = 0
     max_pages: int = 0
     files: tuple[JobFile, ...] = ()
+    name: str = ""  # sync: the registered source
 
     def to_json(self) -> str:
         """The spec as stored with the job."""
@@ -84,10 +91,14 @@ class JobSpec:
             crawl_depth=int(raw.get("crawl_depth", 0)),
             max_pages=int(raw.get("max_pages", 0)),
             files=tuple(JobFile(**item) for item in raw.get("files", ())),
+            name=raw.get("name", ""),
         )
 
     def sources(self) -> list[str]:
-        """The sources the client asked for (a crawl adds the pages it finds)."""
+        """The sources the client asked for (a crawl adds the pages it finds; a sync names
+        none before it has read its source)."""
+        if self.kind == "sync":
+            return []
         return [self.url] if self.kind == "url" else [item.source for item in self.files]
 
 

@@ -37,7 +37,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,12 +45,13 @@ from loaders import LoadOptions
 from service.errors import SynopsisError
 from service.index.records import now
 from service.ingest.pipeline import IngestEvent, IngestReport
-from service.jobs.execute import run_spec
+from service.jobs.execute import JobOutcome, run_spec
 from service.jobs.records import Job, JobState, ProgressTracker
 from service.jobs.store import JobStore
 from service.settings import Settings
 
 if TYPE_CHECKING:
+    from service.sources import SyncReport
     from service.synopsis import Synopsis
 
 __all__ = ["JobRunner", "upload_dir"]
@@ -113,6 +114,7 @@ class JobRunner:
         grace_seconds: float = 5.0,
         worker_id: str | None = None,
         on_report: Callable[[IngestReport], None] | None = None,
+        on_sync: Callable[[str, SyncReport], None] | None = None,
     ) -> None:
         self.synopsis = synopsis
         self.jobs = jobs
@@ -126,6 +128,7 @@ class JobRunner:
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
         self._options = options
         self._on_report = on_report or (lambda _report: None)
+        self._on_sync = on_sync or (lambda _name, _report: None)
         self._running: dict[str, _Running] = {}
         # Final states a Weaviate outage kept from being written, by job id.
         self._unrecorded: dict[str, tuple[_Attempt, dict[str, object]]] = {}
@@ -308,12 +311,12 @@ class JobRunner:
 
         state: JobState = "failed"
         reason = ""
-        report: IngestReport | None = None
+        outcome: JobOutcome | None = None
         try:
-            report = run_spec(self.synopsis, job.spec, options=self._options(), on_event=on_event)
-            self._on_report(report)
-            if report.failed and report.sources == 0:
-                reason = "no source could be loaded (see errors)"
+            outcome = run_spec(self.synopsis, job.spec, options=self._options(), on_event=on_event)
+            self._on_outcome(outcome)
+            if outcome.failure:
+                reason = outcome.failure
             else:
                 state = "done"
         except _Stop:
@@ -336,9 +339,15 @@ class JobRunner:
             state,
             reason=reason,
             progress=tracker,
-            report=report,
+            report=None if outcome is None else outcome.report,
         )
         self.wake()
+
+    def _on_outcome(self, outcome: JobOutcome) -> None:
+        if outcome.ingest is not None:
+            self._on_report(outcome.ingest)
+        if outcome.sync is not None:
+            self._on_sync(str(outcome.report.get("source", "")), outcome.sync)
 
     def _finish(
         self,
@@ -347,7 +356,7 @@ class JobRunner:
         *,
         reason: str,
         progress: ProgressTracker | None = None,
-        report: IngestReport | None = None,
+        report: dict[str, object] | None = None,
         worker: str | None = None,
     ) -> None:
         """Record `job`'s final state, over its attempt run by `worker` (default: this
@@ -358,7 +367,7 @@ class JobRunner:
                 progress=progress.progress, sources=progress.sources, errors=progress.errors
             )
         if report is not None:
-            changes["report"] = _report_dict(report)
+            changes["report"] = report
         owner = _Attempt(job.id, job.attempt, self.worker_id if worker is None else worker)
         try:
             self._record(owner, changes)
@@ -395,10 +404,3 @@ class _Attempt:
     job_id: str
     attempt: int
     worker: str
-
-
-def _report_dict(report: IngestReport) -> dict[str, object]:
-    raw = asdict(report)
-    raw["seconds"] = {stage: round(value, 2) for stage, value in report.seconds.items()}
-    raw["wall_seconds"] = round(report.wall_seconds, 2)
-    return raw

@@ -1,5 +1,6 @@
 """Registered sources that a sync keeps the index equal to: their records (`records`),
-their durable registry in Weaviate (`registry`) and the sync itself (`sync`)."""
+what may be registered (`registration`), their durable registry in Weaviate
+(`registry`) and the sync itself (`sync`)."""
 
 from service.sources.records import (
     SOURCE_KINDS,
@@ -8,6 +9,7 @@ from service.sources.records import (
     SourceKind,
     SyncReport,
 )
+from service.sources.registration import check_name, new_source
 from service.sources.registry import SourceRegistry
 from service.sources.sync import SyncIndex, sync_source
 
@@ -19,5 +21,7 @@ __all__ = [
     "SourceRegistry",
     "SyncIndex",
     "SyncReport",
+    "check_name",
+    "new_source",
     "sync_source",
 ]

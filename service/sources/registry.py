@@ -15,7 +15,7 @@ import weaviate
 from weaviate.classes.config import Configure, DataType, Property
 from weaviate.exceptions import UnexpectedStatusCodeError
 
-from service.errors import SourceError, SourceNotFoundError
+from service.errors import SourceExistsError, SourceNotFoundError
 from service.index.identity import NAMESPACE
 from service.index.replication import Replication
 from service.index.schema import RecordCollection, keyword_property, stored_text
@@ -67,15 +67,17 @@ class SourceRegistry(RecordCollection):
         self._ensured = False
 
     def add(self, source: RegisteredSource) -> None:
-        """Register `source`; `SourceError` when its name is taken."""
+        """Register `source`; `SourceExistsError` when its name is taken."""
         self.ensure_schema()
         if self.get(source.name) is not None:
-            raise SourceError(f"a source named {source.name!r} is registered already")
+            raise SourceExistsError(f"a source named {source.name!r} is registered already")
         try:
             self._writes.data.insert(uuid=_id(source.name), properties=_properties(source))
         except UnexpectedStatusCodeError as exc:
             if exc.status_code == 422 and "already exists" in exc.message:
-                raise SourceError(f"a source named {source.name!r} is registered already") from exc
+                raise SourceExistsError(
+                    f"a source named {source.name!r} is registered already"
+                ) from exc
             raise
 
     def save(self, source: RegisteredSource) -> None:

@@ -21,13 +21,13 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
+from loaders.addresses import AddressPolicy
 from service.edges.api.controllers import (
     AskController,
     HealthController,
     MetricsController,
     ReadyController,
     SearchController,
-    SourceController,
     StatsController,
     provide_ollama_http,
     provide_synopsis,
@@ -47,6 +47,7 @@ from service.edges.api.openapi import SECURITY_COMPONENTS, ClosedStructSchemaPlu
 from service.edges.api.page import PageController
 from service.edges.api.request_ids import send_request_id
 from service.edges.api.security import check_bind, load_api_keys
+from service.edges.api.sources import RegisteredSourceController
 from service.edges.api.watch import refuse_while_down, watching_weaviate
 from service.edges.mcp.http import McpEndpoint
 from service.settings import Settings
@@ -115,7 +116,7 @@ def create_app(
             MetricsController,
             SearchController,
             AskController,
-            SourceController,
+            RegisteredSourceController,
             StatsController,
             DocumentController.for_settings(resolved),  # its limits are settings
             JobController,
@@ -150,6 +151,8 @@ def create_app(
         ),
     )
     app.state.api_keys = api_keys
+    # URLs given to the API are checked against it (the job workers' fetches too).
+    app.state.address_policy = AddressPolicy.from_allow_list(resolved.fetch_allow)
     # Without keys, a connection that arrives on a non-loopback address is refused unless
     # this is set (a server bound beyond loopback by its own options, not `api_host`).
     app.state.api_allow_open = resolved.api_allow_open

@@ -1,4 +1,5 @@
-"""One controller per resource: health, readiness, metrics, search, ask, sources, stats.
+"""One controller per resource: health, readiness, metrics, search, ask, stats (indexed
+documents, registered sources, jobs and conversations have modules of their own).
 
 Handlers receive the app's one `Synopsis` through the `synopsis` dependency. Blocking
 calls run in worker threads so the event loop stays free: Weaviate reads on the default
@@ -12,16 +13,15 @@ import logging
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Annotated, Any, cast
+from typing import Any, cast
 
 import httpx
 import msgspec
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import NotFoundException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import JSONBody, QueryParameter, SkipValidation
+from litestar.params import JSONBody, SkipValidation
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
@@ -39,14 +39,12 @@ from service.edges.api.schemas import (
     AskDone,
     AskRequestBody,
     AskResponse,
-    DeletedSource,
     Health,
     Readiness,
     SearchHit,
     SearchRequestBody,
-    SourceItem,
 )
-from service.edges.api.security import caller_id, require_read, require_write
+from service.edges.api.security import caller_id, require_read
 from service.edges.api.watch import WeaviateWatch
 from service.errors import EmbeddingMismatchError
 from service.query.answer import Answer
@@ -58,7 +56,6 @@ __all__ = [
     "MetricsController",
     "ReadyController",
     "SearchController",
-    "SourceController",
     "StatsController",
     "provide_ollama_http",
     "provide_synopsis",
@@ -368,46 +365,6 @@ async def _answer_events(
         except Exception as exc:  # the response has begun: the error can only be an event
             body = synopsis_error_handler(request, exc).content
             yield _event("error", body)
-
-
-class SourceController(Controller):
-    """The indexed sources."""
-
-    path = "/sources"
-    security = KEY_REQUIRED
-    tags = ("sources",)
-
-    @get(
-        operation_id="listSources",
-        summary="List indexed sources",
-        sync_to_thread=True,
-        guards=[require_read],
-        responses=error_responses(401, 503),
-    )
-    def list_sources(self, synopsis: SynopsisDependency) -> list[SourceItem]:
-        """Every indexed source with its chunk count, status and last ingest time."""
-        return [SourceItem.from_record(record) for record in synopsis.sources()]
-
-    @delete(
-        operation_id="deleteSource",
-        summary="Delete a source's originals and summaries",
-        status_code=HTTP_200_OK,
-        sync_to_thread=True,
-        guards=[require_write],
-        responses=error_responses(400, 401, 403, 404, 409, 503),
-    )
-    def delete_source(
-        self,
-        synopsis: SynopsisDependency,
-        source: Annotated[
-            str, QueryParameter(min_length=1, description="The source, exactly as listed.")
-        ],
-    ) -> DeletedSource:
-        """Remove one source; 404 when it is not indexed, 409 while an ingest of it runs."""
-        originals, summaries = synopsis.delete_source(source)
-        if originals == summaries == 0:
-            raise NotFoundException(detail=f"{source} is not indexed")
-        return DeletedSource(source=source, originals=originals, summaries=summaries)
 
 
 class StatsController(Controller):

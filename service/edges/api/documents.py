@@ -39,6 +39,7 @@ from loaders.formats import CONTENT_TYPES_BY_SUFFIX
 from service.edges.api.bodies import decode_body, invalid_body
 from service.edges.api.crosssite import BODY_TYPES, JSON, MULTIPART, UnsupportedMediaType
 from service.edges.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
+from service.edges.api.limits import check_crawl_limits
 from service.edges.api.llm_work import LlmWork
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
@@ -356,8 +357,7 @@ class DocumentController(Controller):
         if body.url is not None:
             depth = settings.crawl_depth if body.crawl_depth is None else body.crawl_depth
             pages = settings.max_pages if body.max_pages is None else body.max_pages
-            _at_most("crawl_depth", depth, settings.api_max_crawl_depth, "api_max_crawl_depth")
-            _at_most("max_pages", pages, settings.api_max_crawl_pages, "api_max_crawl_pages")
+            check_crawl_limits(depth, pages, settings)
             await asyncio.to_thread(address_policy.check, body.url)  # UnsafeUrlError: 400
             job = await asyncio.to_thread(
                 job_queue.submit_url,
@@ -523,12 +523,6 @@ def _decode(raw: bytes) -> DocumentCreate:
 
 def _invalid(field: str, message: str) -> ValidationException:
     return invalid_body("POST /documents", field, message)
-
-
-def _at_most(field: str, value: int, limit: int, setting: str) -> None:
-    if value > limit:
-        var = Settings.env_names()[setting]
-        raise RequestLimitError(f"{field} {value} exceeds the limit {limit} ({var})", field=field)
 
 
 def _size_at_most(field: str, size: int, settings: Settings) -> None:

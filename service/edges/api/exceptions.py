@@ -50,6 +50,7 @@ from service.edges.api.schemas import ErrorBody
 from service.errors import (
     ConversationLimitError,
     EmbeddingMismatchError,
+    InvalidSourceError,
     JobNotFoundError,
     JobStateError,
     JobsUnavailableError,
@@ -57,6 +58,7 @@ from service.errors import (
     QueueFullError,
     RequestLimitError,
     SearchError,
+    SourceExistsError,
     SourceNotFoundError,
     SourceNotReadyError,
     StackError,
@@ -195,7 +197,7 @@ def error_response(
         detail = f"Weaviate refused the request: {refusal[1]}"
     elif isinstance(exc, SynopsisError):
         code, error, detail = status_of(exc), type(exc).__name__, str(exc)
-        field = getattr(exc, "field", None)  # RequestLimitError
+        field = getattr(exc, "field", None)  # RequestLimitError, InvalidSourceError
         # QueueFullError, ConversationLimitError, TooManyRequestsError
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
@@ -243,7 +245,9 @@ STATUS_CODES: tuple[tuple[type[SynopsisError], int], ...] = (
     (UnsafeUrlError, 400),
     (RequestLimitError, 400),  # 413 when the limit is a size (`too_large`)
     (JobNotFoundError, 404),
+    (InvalidSourceError, 400),
     (SourceNotFoundError, 404),
+    (SourceExistsError, 409),
     (SourceNotReadyError, 409),
     (JobStateError, 409),
     (QueueFullError, 429),

@@ -1,4 +1,5 @@
-"""`/jobs`: the ingest jobs a write key has submitted — state, progress, cancel, retry."""
+"""`/jobs`: the jobs a write key has submitted (ingests, syncs of registered sources) —
+state, progress, cancel, retry."""
 
 from __future__ import annotations
 
@@ -74,13 +75,15 @@ class JobFileView(msgspec.Struct, kw_only=True):
 
 
 class JobRequestView(msgspec.Struct, kw_only=True):
-    """What the job was asked to ingest."""
+    """What the job was asked to do: ingest a URL or files, or sync a registered source
+    (`name`)."""
 
-    kind: str  # "url" or "files"
+    kind: str  # "url", "files" or "sync"
     url: str | None = None
     crawl_depth: int | None = None
     max_pages: int | None = None
     files: list[JobFileView] = msgspec.field(default_factory=list)
+    name: str | None = None
 
 
 class JobView(msgspec.Struct, kw_only=True):
@@ -108,19 +111,20 @@ class JobView(msgspec.Struct, kw_only=True):
     def from_job(cls, job: Job) -> JobView:
         """The response form of a stored job."""
         spec = job.spec
-        request = (
-            JobRequestView(
+        if spec.kind == "url":
+            request = JobRequestView(
                 kind="url", url=spec.url, crawl_depth=spec.crawl_depth, max_pages=spec.max_pages
             )
-            if spec.kind == "url"
-            else JobRequestView(
+        elif spec.kind == "sync":
+            request = JobRequestView(kind="sync", name=spec.name)
+        else:
+            request = JobRequestView(
                 kind="files",
                 files=[
                     JobFileView(source=f.source, content_type=f.content_type, size=f.size)
                     for f in spec.files
                 ],
             )
-        )
         return cls(
             id=job.id,
             state=job.state,

@@ -1,4 +1,5 @@
-"""Request limits of the search and answer routes, from the settings (`SYNOPSIS_API_MAX_*`).
+"""Request limits of the search, answer and crawl routes, from the settings
+(`SYNOPSIS_API_MAX_*`).
 
 Static bounds (a `k` of at least 1, a non-empty query) live in the request Structs; the
 bounds a deployment may change are checked here, after decoding and before any work, and
@@ -11,7 +12,7 @@ from __future__ import annotations
 from service.errors import RequestLimitError
 from service.settings import Settings
 
-__all__ = ["ANSWER_MAX_K", "check_answer_limits", "check_search_limits"]
+__all__ = ["ANSWER_MAX_K", "check_answer_limits", "check_crawl_limits", "check_search_limits"]
 
 #: An answer cites at most this many passages, whatever `api_max_k` says.
 ANSWER_MAX_K = 20
@@ -42,3 +43,16 @@ def check_answer_limits(question: str, k: int | None, settings: Settings) -> Non
     """Raise `RequestLimitError` when a question or its `k` is over its limit."""
     _check_text(question, "question", settings)
     _check_k(k, min(ANSWER_MAX_K, settings.api_max_k))
+
+
+def check_crawl_limits(crawl_depth: int, max_pages: int, settings: Settings) -> None:
+    """Raise `RequestLimitError` when a crawl's depth or page count is over its limit
+    (`POST /documents` with a URL, `POST /sources` for a site)."""
+    _at_most("crawl_depth", crawl_depth, settings.api_max_crawl_depth, "api_max_crawl_depth")
+    _at_most("max_pages", max_pages, settings.api_max_crawl_pages, "api_max_crawl_pages")
+
+
+def _at_most(field: str, value: int, limit: int, setting: str) -> None:
+    if value > limit:
+        var = Settings.env_names()[setting]
+        raise RequestLimitError(f"{field} {value} exceeds the limit {limit} ({var})", field=field)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-from service.index.records import SourceRecord, SummaryKind
+from service.index.records import SummaryKind
 from service.query.answer import Answer, AnswerKind
 from service.query.context import ContextRequest, Expand, Passage, candidates_for
 from service.query.modes import Mode
@@ -26,7 +25,6 @@ __all__ = [
     "SearchHit",
     "SearchRequestBody",
     "SectionSpan",
-    "SourceItem",
     "SummaryKindField",
     "SummaryModelField",
 ]
@@ -329,25 +327,8 @@ def _verdict(answer: Answer) -> dict[str, Any]:
     return {"kind": answer.kind, "support": answer.support, "grounding": reasons}
 
 
-class SourceItem(msgspec.Struct, kw_only=True):
-    """One indexed source and its last ingest (`pending`: chunks still without summary)."""
-
-    source: str
-    title: str
-    chunks: int
-    status: str
-    content_hash: str
-    ingested_at: dt.datetime
-    pending: int = 0
-
-    @classmethod
-    def from_record(cls, record: SourceRecord) -> SourceItem:
-        """The response form of a `SourceRecord`."""
-        return cls(**_fields(cls, record))
-
-
 class DeletedSource(msgspec.Struct, kw_only=True):
-    """What `DELETE /sources` removed."""
+    """What `DELETE /documents/{source}` removed."""
 
     source: str
     originals: int

@@ -3,9 +3,10 @@
 Each tool is a thin edge over the core, the same calls the HTTP API makes: `search_docs`
 is POST /search with `expand: section` and a token budget (`service.query.context`),
 `read_section`/`read_document` read text back from the chunks (`service.query.reading`),
-`list_sources` is GET /sources, and `ask` is POST /ask with the same limits and the same
-JSON. Their results are Markdown written for a model to read (the JSON of POST /ask for
-`ask`). Everything is read-only.
+`list_sources` is GET /documents (the indexed documents, not the registered sources of
+/sources), and `ask` is POST /ask with the same limits and the same JSON. Their results
+are Markdown written for a model to read (the JSON of POST /ask for `ask`). Everything is
+read-only.
 
 Errors are tool errors (`is_error` results the model reads and can correct), never
 protocol failures: arguments the JSON schema refuses are named by the SDK's validation,

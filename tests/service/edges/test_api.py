@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, cast
+from urllib.parse import quote
 
 import httpx
 import ollama
@@ -38,6 +39,7 @@ from service.synopsis import Synopsis
 from tests.conftest import cheap_model_settings
 from tests.service.query.chat_models import ScriptedStreamModel
 from tests.service.serving import IN_PROCESS_URL
+from tests.service.sources.memory import MemoryRegistry
 
 HIT = Hit(
     id="00000000-0000-0000-0000-000000000001",
@@ -121,6 +123,7 @@ class FakeSynopsis:
         self.model = ScriptedStreamModel(tokens=["Use", " ", "range(3)", " ", "[1]."])
         self.conversations = FakeConversations()
         self.started = 0
+        self.registry = MemoryRegistry()
 
     def weaviate_ready(self) -> bool:
         if isinstance(self.ready, Exception):
@@ -200,6 +203,18 @@ class FakeSynopsis:
     def delete_source(self, source: str) -> tuple[int, int]:
         self._call(f"delete_source {source}")
         return self.deleted
+
+    @property
+    def registered_sources(self) -> MemoryRegistry:
+        self._call("registered_sources")
+        return self.registry
+
+    def remove_registered(self, name: str, *, keep_documents: bool = False) -> int:
+        """As the real one: the registration goes, and its pages unless kept."""
+        self._call(f"remove_registered {name}")
+        source = self.registry.require(name)
+        self.registry.remove(name)
+        return 0 if keep_documents else len(source.pages)
 
     def stats(self) -> dict[str, object]:
         self._call("stats")
@@ -384,7 +399,7 @@ def test_invalid_json_is_400(client: TestClient[Any]) -> None:
         ("POST", "/search", {"query": "x"}),
         ("POST", "/ask", {"question": "x"}),
         ("GET", "/sources", None),
-        ("DELETE", "/sources?source=a.md", None),
+        ("DELETE", "/documents/a.md", None),
         ("GET", "/stats", None),
     ],
 )
@@ -622,26 +637,8 @@ def test_a_client_that_disconnects_stops_the_generation(fake: FakeSynopsis) -> N
     assert (fake.model.closed, fake.model.finished) == (True, False)
 
 
-def test_sources(client: TestClient[Any]) -> None:
-    response = client.get("/sources")
-    assert (response.status_code, response.json()) == (
-        200,
-        [
-            {
-                "source": "docs/tutorial.md",
-                "title": "Tutorial",
-                "chunks": 3,
-                "status": "complete",
-                "content_hash": "abc",
-                "ingested_at": "2025-01-02T03:04:05Z",
-                "pending": 0,
-            }
-        ],
-    )
-
-
-def test_delete_source(client: TestClient[Any], fake: FakeSynopsis) -> None:
-    response = client.delete("/sources", params={"source": "docs/a b.md"})
+def test_delete_document(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    response = client.delete("/documents/docs%2Fa%20b.md")
     assert (response.status_code, response.json()) == (
         200,
         {"source": "docs/a b.md", "originals": 4, "summaries": 4},
@@ -649,18 +646,21 @@ def test_delete_source(client: TestClient[Any], fake: FakeSynopsis) -> None:
     assert fake.calls == ["delete_source docs/a b.md"]
 
 
-def test_deleting_a_source_that_is_not_indexed_is_404() -> None:
+def test_deleting_a_document_that_is_not_indexed_is_404() -> None:
     with _client(FakeSynopsis(deleted=(0, 0))) as client:
-        response = client.delete("/sources", params={"source": "nope.md"})
+        response = client.delete("/documents/nope.md")
     assert response.status_code == 404
     assert response.json()["detail"] == "nope.md is not indexed"
 
 
-@pytest.mark.parametrize("query", ["", "?source="])
-def test_delete_needs_a_source(client: TestClient[Any], fake: FakeSynopsis, query: str) -> None:
-    response = client.delete(f"/sources{query}")
-    assert (response.status_code, response.json()["status_code"]) == (400, 400)
-    assert fake.calls == []
+def test_sources_no_longer_aliases_documents(client: TestClient[Any], fake: FakeSynopsis) -> None:
+    """`/sources` is the registered sources (test_api_sources.py): the old alias's delete
+    of an indexed document by query parameter deletes nothing, and its list is not the
+    indexed documents."""
+    response = client.delete("/sources", params={"source": "docs/a.md"})
+    assert response.status_code == 405
+    assert client.get("/sources").json() == []  # no source registered, one document indexed
+    assert fake.calls == ["registered_sources"]
 
 
 @pytest.mark.parametrize(
@@ -818,7 +818,12 @@ def test_every_operation_has_an_operation_id(client: TestClient[Any]) -> None:
         ("POST", "/search"): "search",
         ("POST", "/ask"): "ask",
         ("GET", "/sources"): "listSources",
-        ("DELETE", "/sources"): "deleteSource",
+        ("POST", "/sources"): "registerSource",
+        ("GET", "/sources/{name}"): "getSource",
+        ("DELETE", "/sources/{name}"): "removeSource",
+        ("POST", "/sources/{name}/sync"): "syncSource",
+        ("GET", "/documents"): "listDocuments",
+        ("DELETE", "/documents/{source}"): "deleteDocument",
         ("GET", "/stats"): "getStats",
     }.items() <= operations.items()
 
@@ -931,13 +936,13 @@ def test_api_on_the_real_stack(kettle: Any) -> None:
     ]
     assert all(hit["summary"] for hit in joint)
 
-    listed = client.get("/sources").json()
+    listed = client.get("/documents").json()
     assert [(item["source"], item["status"]) for item in listed] == [(source, "complete")]
     assert client.get("/stats").json()["originals"] == report.new_chunks
 
     # Last: the module's other tests read the document.
-    deleted = client.delete("/sources", params={"source": source})
+    deleted = client.delete(f"/documents/{quote(source, safe='')}")
     assert deleted.status_code == 200
     assert deleted.json()["originals"] == report.new_chunks
-    assert client.get("/sources").json() == []
+    assert client.get("/documents").json() == []
     assert client.post("/search", json={"query": "vinegar"}).json() == []

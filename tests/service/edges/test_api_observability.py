@@ -279,7 +279,8 @@ def test_a_body_over_the_limit_is_413() -> None:
         ("POST", "/search", {"query": "x", "unknown": 1}, "unknown"),
         ("POST", "/search", [], "body"),
         ("POST", "/ask", {"question": "x", "max_vector_distance": -1}, "max_vector_distance"),
-        ("DELETE", "/sources", None, "source"),
+        ("POST", "/sources", {"name": "a b", "location": "/docs"}, "name"),
+        ("POST", "/sources", {"name": "a", "location": "ftp://x/", "kind": "site"}, "location"),
     ],
 )
 def test_validation_errors_name_the_field(method: str, path: str, body: Any, field: str) -> None:
@@ -301,11 +302,11 @@ def test_metrics_count_requests_by_route_template_and_status() -> None:
     with _client() as client:
         client.get("/stats")
         client.get("/stats")
-        client.delete("/sources", params={"source": "a.md"})
+        client.get("/sources/a.md")
         text = client.get("/metrics").text
     assert _sample("synopsis_http_requests_total", labels) == before + 2
     assert 'path="/stats"' in text
-    assert 'path="/sources",status_code="200"' in text
+    assert 'path="/sources/{name}",status_code="404"' in text
     assert "a.md" not in text  # the route's template, not the raw path or its query
     assert "synopsis_http_request_duration_seconds_bucket" in text
 

@@ -57,7 +57,11 @@ ROUTES: list[tuple[str, str, Any, Role | None, int]] = [
     ("POST", "/search", {"query": "range()"}, Role.READ, 200),
     ("POST", "/ask", {"question": "How do I loop?"}, Role.READ, 200),
     ("GET", "/sources", None, Role.READ, 200),
-    ("DELETE", "/sources?source=docs/a.md", None, Role.WRITE, 200),
+    ("GET", "/sources/none", None, Role.READ, 404),
+    # Refused as invalid once the guard let it through (a valid one registers once only).
+    ("POST", "/sources", {"name": "a b", "location": "https://93.184.216.34/"}, Role.WRITE, 400),
+    ("DELETE", "/sources/none", None, Role.WRITE, 404),
+    ("POST", "/sources/none/sync", None, Role.WRITE, 503),
     ("GET", "/stats", None, Role.READ, 200),
     ("GET", "/documents", None, Role.READ, 503),
     ("POST", "/documents", {"content": "# A\n\nText.", "source": "a.md"}, Role.WRITE, 503),

@@ -4,7 +4,8 @@
 with the same semantics: a claim is won once per attempt; `finish` writes only over the
 attempt and worker given, and gives the job's slot back when it writes an end) in a
 dict. `ScriptedSynopsis` stands in for the core a job runs through: each URL job runs the
-function the test registered for its URL. The real Weaviate and ingest are the
+function the test registered for its URL; a sync job runs the real sync over an in-memory
+registry and index (tests/service/sources/memory.py). The real Weaviate and ingest are the
 integration tests' (tests/service/edges/test_api_jobs.py).
 """
 
@@ -15,9 +16,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from loaders import LoadOptions
 from service.index.records import now
 from service.ingest.pipeline import IngestEvent, IngestReport
 from service.jobs.records import Job, JobSpec, JobState
+from service.sources import RegisteredSource, sync_source
+from tests.service.sources.memory import MemoryIndex, MemoryRegistry
 
 #: What a scripted ingest does: it gets the pipeline's event callback.
 Script = Callable[[Callable[[IngestEvent], None]], IngestReport]
@@ -94,13 +98,13 @@ class MemoryJobStore:
     def count(self, states: Sequence[JobState], *, owner: str | None = None) -> int:
         return sum(owner in (None, job.owner) for job in self.in_states(states))
 
-    def queue(self, url: str) -> Job:
-        """A new queued URL job (what `JobQueue.submit_url` stores)."""
+    def queue(self, url: str, *, spec: JobSpec | None = None) -> Job:
+        """A new queued URL job (what `JobQueue.submit_url` stores), or one of `spec`."""
         job = Job(
             id=f"job-{len(self.jobs) + 1}",
             state="queued",
             owner="tester",
-            spec=JobSpec(kind="url", url=url),
+            spec=spec or JobSpec(kind="url", url=url),
             created_at=now(),
         )
         self.create(job)
@@ -108,10 +112,32 @@ class MemoryJobStore:
 
 
 class ScriptedSynopsis:
-    """What a job runs through: `ingest` runs the script registered for the URL."""
+    """What a job runs through: `ingest` runs the script registered for the URL;
+    `sync_registered` syncs a source of `registry` into `index` as the real one does
+    (without its hold on the source)."""
 
     def __init__(self) -> None:
         self.scripts: dict[str, Script] = {}
+        self.registry = MemoryRegistry()
+        self.index = MemoryIndex()
+        self.synced: list[str] = []
+
+    @property
+    def registered_sources(self) -> MemoryRegistry:
+        return self.registry
+
+    def sync_registered(
+        self,
+        name: str,
+        *,
+        options: LoadOptions | None = None,
+        on_event: Callable[[IngestEvent], None] | None = None,
+    ) -> RegisteredSource:
+        source = self.registry.require(name)
+        synced = sync_source(self.index, source, options=options or LoadOptions())
+        self.registry.save(synced)
+        self.synced.append(name)
+        return synced
 
     def ingest(
         self,

@@ -15,10 +15,12 @@ def test_a_spec_round_trips_through_its_stored_json() -> None:
     for spec in (
         JobSpec(kind="files", files=files),
         JobSpec(kind="url", url="https://docs.example.org/", crawl_depth=2, max_pages=40),
+        JobSpec(kind="sync", name="guide"),
     ):
         assert JobSpec.from_json(spec.to_json()) == spec
     assert JobSpec(kind="files", files=files).sources() == ["guide/a.md", "b.pdf"]
     assert JobSpec(kind="url", url="https://h/").sources() == ["https://h/"]
+    assert JobSpec(kind="sync", name="guide").sources() == []
 
 
 def test_progress_ignores_keys_it_does_not_know() -> None:

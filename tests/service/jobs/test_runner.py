@@ -1,5 +1,6 @@
 """The job runner's own logic (unit): a job stuck in a call, a cancel, the wall-clock limit,
-final states of older attempts, and the poller's back-off.
+final states of older attempts, the poller's back-off, and sync jobs of registered
+sources.
 
 The store and the ingest are in-memory stand-ins (tests/service/jobs/fakes.py); each
 scripted ingest says what the real pipeline would do: emit events, hang in a call (no
@@ -9,6 +10,7 @@ condition is polled with a bound.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,10 +22,12 @@ import pytest
 from loaders import LoadOptions
 from service.errors import ConfigurationError
 from service.ingest.pipeline import IngestEvent, IngestReport
-from service.jobs.records import Job
+from service.jobs.queue import active_sync
+from service.jobs.records import Job, JobSpec
 from service.jobs.runner import JobRunner
 from service.jobs.store import JobStore
 from service.settings import Settings
+from service.sources import RegisteredSource, SyncReport
 from service.synopsis import Synopsis
 from tests.service.jobs.fakes import MemoryJobStore, Script, ScriptedSynopsis
 
@@ -265,3 +269,76 @@ def test_the_poll_interval_must_be_below_a_third_of_the_lease() -> None:
     with pytest.raises(ConfigurationError, match="SYNOPSIS_JOBS_POLL_SECONDS"):
         Settings(jobs_poll_seconds=10.0, jobs_lease_seconds=30.0)
     assert Settings(jobs_poll_seconds=9.0, jobs_lease_seconds=30.0).jobs_poll_seconds == 9.0
+
+
+# -- sync jobs ----------------------------------------------------------------------------
+
+
+def _directory_source(path: Path) -> RegisteredSource:
+    return RegisteredSource(
+        name="guide",
+        kind="directory",
+        location=str(path),
+        created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    )
+
+
+def test_a_sync_job_syncs_the_source_and_keeps_its_report(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# Alpha\n\nAlpha explains the widget.\n")
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    synopsis.registry.add(_directory_source(tmp_path))
+    job = store.queue("", spec=JobSpec(kind="sync", name="guide"))
+    synced: list[tuple[str, SyncReport]] = []
+    runner = _runner(store, synopsis, on_sync=lambda name, report: synced.append((name, report)))
+    runner.tick()
+    _until(lambda: _state(store, job) == "done")
+    stored = _stored(store, job)
+    source = synopsis.registry.require("guide")
+    assert source.last_report is not None
+    assert stored.report == {
+        "source": "guide",
+        **source.last_report.to_dict(),
+        "summary": source.last_report.summary_line(),
+    }
+    assert (stored.report["added"], stored.report["completed"], stored.reason) == (1, True, "")
+    assert source.synced_at is not None
+    assert synced == [("guide", source.last_report)]
+
+
+def test_a_sync_that_did_not_complete_fails_its_job_with_the_failures(tmp_path: Path) -> None:
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    synopsis.registry.add(_directory_source(tmp_path / "gone"))
+    job = store.queue("", spec=JobSpec(kind="sync", name="guide"))
+    runner = _runner(store, synopsis)
+    runner.tick()
+    _until(lambda: _state(store, job) == "failed")
+    stored = _stored(store, job)
+    assert stored.reason.startswith("the sync of guide did not complete (1 failures)")
+    assert stored.report["completed"] is False
+    assert len(stored.errors) == 1
+    assert "not a directory" in stored.errors[0]
+    assert synopsis.registry.require("guide").synced_at is None
+
+
+def test_a_sync_of_a_source_no_longer_registered_fails_its_job() -> None:
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    job = store.queue("", spec=JobSpec(kind="sync", name="gone"))
+    runner = _runner(store, synopsis)
+    runner.tick()
+    _until(lambda: _state(store, job) == "failed")
+    assert _stored(store, job).reason.startswith("SourceNotFoundError: no source is registered")
+
+
+def test_the_active_sync_of_a_source_is_found() -> None:
+    store = MemoryJobStore()
+    assert active_sync(cast(JobStore, store), "guide") is None
+    other = store.queue("", spec=JobSpec(kind="sync", name="other"))
+    store.queue("https://h/")
+    assert active_sync(cast(JobStore, store), "guide") is None
+    job = store.queue("", spec=JobSpec(kind="sync", name="guide"))
+    assert active_sync(cast(JobStore, store), "guide") == job
+    store.update(job.id, state="running")
+    assert active_sync(cast(JobStore, store), "guide") == store.get(job.id)
+    store.update(job.id, state="done")
+    assert active_sync(cast(JobStore, store), "guide") is None
+    assert active_sync(cast(JobStore, store), "other") == other

@@ -1,5 +1,7 @@
-"""A `SyncIndex` for unit tests: the real `Ingestor` and delete over the in-memory store,
-with a fake chat model and embedder whose calls are counted."""
+"""In-memory stand-ins for unit tests of registered sources: a `SyncIndex` (the real
+`Ingestor` and delete over the in-memory store, with a fake chat model and embedder whose
+calls are counted) and `MemoryRegistry`, which keeps `SourceRegistry`'s contract
+(tests/service/sources/test_registry_contract.py runs the same checks on both)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from service.errors import SourceExistsError, SourceNotFoundError
 from service.ingest.delete import delete_source
 from service.ingest.pipeline import Ingestor, IngestReport
 from service.ingest.summarize import Summarizer
@@ -73,3 +76,37 @@ def registered(kind: SourceKind, location: str, **fields: int) -> RegisteredSour
         created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
         **fields,  # type: ignore[arg-type]
     )
+
+
+class MemoryRegistry:
+    """`SourceRegistry`'s contract over a dict: a name registers once, `require` of an
+    unknown name is `SourceNotFoundError`, `list` is sorted by name."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, RegisteredSource] = {}
+
+    def ensure_schema(self) -> None:
+        pass
+
+    def add(self, source: RegisteredSource) -> None:
+        if source.name in self.sources:
+            raise SourceExistsError(f"a source named {source.name!r} is registered already")
+        self.sources[source.name] = source
+
+    def save(self, source: RegisteredSource) -> None:
+        self.sources[source.name] = source
+
+    def get(self, name: str) -> RegisteredSource | None:
+        return self.sources.get(name)
+
+    def require(self, name: str) -> RegisteredSource:
+        source = self.get(name)
+        if source is None:
+            raise SourceNotFoundError(f"no source is registered as {name!r}")
+        return source
+
+    def list(self) -> list[RegisteredSource]:
+        return [self.sources[name] for name in sorted(self.sources)]
+
+    def remove(self, name: str) -> None:
+        self.sources.pop(name, None)

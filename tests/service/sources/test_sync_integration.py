@@ -1,25 +1,32 @@
 """Registered sources on the real stack: the registry in Weaviate, a sitemap served on
-loopback with ETags synced through change, addition and removal, and the CLI on a
-temporary directory. Pages are one chunk each and summarized by the smallest model (no
-wording is asserted), so the whole module costs a handful of model calls."""
+loopback with ETags synced through change, addition and removal, the CLI on a temporary
+directory, and `/sources` with its sync as a job of the job workers. Pages are one chunk
+each and summarized by the smallest model (no wording is asserted), so the whole module
+costs a handful of model calls."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from litestar.testing import TestClient
 
 from loaders import LoadOptions
+from service.edges.api import create_app
 from service.errors import SourceBusyError
 from service.ingest.locks import SourceLocks
+from service.jobs import JobStore
 from service.settings import Settings
 from service.sources import RegisteredSource, sync_source
 from service.synopsis import Synopsis
 from tests.service.conftest import assert_invariants, cli
+from tests.service.serving import IN_PROCESS_URL
 from tests.service.sources.memory import MemoryIndex, registered
 from tests.service.sources.site import Site, page, serve
 
@@ -37,13 +44,16 @@ def synced_settings(cheap_settings: Settings) -> Settings:
 @pytest.fixture
 def synopsis(synced_settings: Settings) -> Iterator[Synopsis]:
     synopsis = Synopsis.open(synced_settings)
+    jobs = JobStore(synopsis.client, prefix=PREFIX)
     synopsis.store.drop()
     synopsis.registered_sources.drop()
+    jobs.drop()
     try:
         yield synopsis
     finally:
         synopsis.store.drop()
         synopsis.registered_sources.drop()
+        jobs.drop()
         synopsis.close()
 
 
@@ -107,6 +117,8 @@ def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
         assert other.acquire("registered source\nsite", wait=0.0)
         with pytest.raises(SourceBusyError):
             synopsis.sync_registered("site", options=OPTIONS)
+        with pytest.raises(SourceBusyError):  # nor removed while it syncs
+            synopsis.remove_registered("site")
     assert [s.name for s in registry.list()] == ["site"]
     registry.remove("site")
     assert registry.get("site") is None
@@ -143,3 +155,73 @@ def test_the_cli_registers_syncs_lists_and_removes_a_directory(
     code, _, err = cli(synced_settings, "sources", "sync", "local")
     assert code == 1
     assert "no source is registered as 'local'" in err
+
+
+def _job_end(client: TestClient[Any], job_id: str, *, timeout: float = 600) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get(f"/jobs/{job_id}").json()
+        if job["state"] not in ("queued", "running"):
+            return job
+        assert time.monotonic() < deadline, f"job still {job['state']}: {job}"
+        time.sleep(0.2)
+
+
+def test_the_api_registers_a_source_and_syncs_it_as_a_job(
+    synopsis: Synopsis, synced_settings: Settings
+) -> None:
+    """POST /sources, then POST /sources/{name}/sync: a job of the job workers, followed at
+    /jobs/{id}, whose report is the sync's; GET /sources shows it; DELETE removes the
+    registration and the pages."""
+    settings = dataclasses.replace(
+        synced_settings, fetch_allow="127.0.0.1", jobs_poll_seconds=0.2, jobs_lease_seconds=3.0
+    )
+    site = Site(
+        pages={
+            "/a.html": page("Alpha", "Alpha explains how the first widget is installed."),
+            "/b.html": page("Beta", "Beta explains how the second widget is configured."),
+        }
+    )
+    with serve(site), TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
+        created = client.post("/sources", json={"name": "site", "location": site.sitemap_url})
+        assert created.status_code == 201, created.text
+        assert created.json()["kind"] == "sitemap"
+
+        queued = client.post("/sources/site/sync")
+        assert queued.status_code == 202, queued.text
+        job = queued.json()
+        assert (job["request"]["kind"], job["request"]["name"]) == ("sync", "site")
+        assert queued.headers["location"] == f"/jobs/{job['id']}"
+        # One sync of a source at a time: a second is refused while the first is active.
+        second = client.post("/sources/site/sync")
+        assert (second.status_code, second.json()["error"]) == (409, "SourceBusyError")
+
+        done = _job_end(client, job["id"])
+        assert done["state"] == "done", done
+        assert (done["report"]["source"], done["report"]["added"]) == ("site", 2)
+        assert done["report"]["completed"] is True
+        assert sorted(done["sources"]) == [site.url("/a.html"), site.url("/b.html")]
+        assert done["progress"]["sources_done"] == 2
+
+        [listed] = client.get("/sources").json()
+        assert (listed["name"], listed["pages"]) == ("site", 2)
+        assert listed["synced_at"] is not None
+        assert listed["last_report"]["added"] == 2
+        assert {d["source"] for d in client.get("/documents").json()} == {
+            site.url("/a.html"),
+            site.url("/b.html"),
+        }
+
+        again = _job_end(client, client.post("/sources/site/sync").json()["id"])
+        assert again["state"] == "done", again
+        assert (again["report"]["unchanged"], again["report"]["not_modified"]) == (2, 2)
+        assert again["report"]["llm_calls"] == 0
+
+        removed = client.delete("/sources/site")
+        assert (removed.status_code, removed.json()) == (
+            200,
+            {"name": "site", "pages_removed": 2, "documents_kept": False},
+        )
+        assert client.get("/sources").json() == []
+        assert client.get("/documents").json() == []
+        assert client.post("/sources/site/sync").status_code == 404

@@ -1,0 +1,235 @@
+"""`/sources`: registered sources — documentation the index is kept equal to by syncs
+(`service.sources`), as `synopsis sources add | list | sync | remove` does on the CLI.
+
+What is indexed, page by page, is `/documents`. A source is registered with the same
+checks as on the CLI (`service.sources.registration`), and more: a URL must pass the
+address policy (`SYNOPSIS_FETCH_ALLOW`; checked again at every fetch of a sync), and a
+directory must be under one of `SYNOPSIS_API_SOURCE_DIRECTORIES` (none by default). A
+sync is a job of the job workers (`service.jobs`): `POST /sources/{name}/sync` answers
+`202` with the job, followed at `/jobs/{id}` like an ingest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter, SkipValidation
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
+
+from loaders.addresses import AddressPolicy
+from service.edges.api.bodies import strict_body
+from service.edges.api.jobs import JobQueueDependency, JobView, accepted
+from service.edges.api.limits import check_crawl_limits
+from service.edges.api.openapi import KEY_REQUIRED, error_responses
+from service.edges.api.security import caller_id, require_read, require_write
+from service.sources import RegisteredSource, SyncReport, new_source
+from service.sources.registration import NAME_PATTERN
+from service.synopsis import Synopsis
+
+__all__ = [
+    "RegisteredSourceController",
+    "RegisteredSourceView",
+    "RemovedSource",
+    "SourceCreate",
+    "SyncReportView",
+]
+
+SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
+AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
+
+
+class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A source to register. `kind` `auto`: a directory if `location` is a path, a
+    sitemap for a URL whose path ends in `.xml`, else a site crawled from the URL
+    (`crawl_depth` levels of same-site links under its path, at most `max_pages` pages; 0:
+    `SYNOPSIS_MAX_PAGES`)."""
+
+    name: Annotated[str, msgspec.Meta(pattern=NAME_PATTERN)]
+    location: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
+    kind: Literal["auto", "directory", "sitemap", "site"] = "auto"
+    crawl_depth: Annotated[int, msgspec.Meta(ge=0)] = 0
+    max_pages: Annotated[int, msgspec.Meta(ge=0)] = 0
+
+
+class SyncReportView(msgspec.Struct, kw_only=True):
+    """What one sync did; `completed` false: something failed (`failed`), and nothing was
+    removed from the index. `summary` is the line the CLI prints."""
+
+    unchanged: int
+    changed: int
+    added: int
+    removed: int
+    requests: int
+    not_modified: int
+    llm_calls: int
+    embedded_chunks: int
+    completed: bool
+    failed: list[str]
+    seconds: float
+    summary: str
+
+    @classmethod
+    def from_report(cls, report: SyncReport) -> SyncReportView:
+        """The response form of a sync report."""
+        return cls(**report.to_dict(), summary=report.summary_line())
+
+
+class RegisteredSourceView(msgspec.Struct, kw_only=True):
+    """A registered source: where it is, how many pages its last sync saw, when a sync
+    last completed (`synced_at`, null before the first) and the last sync's report."""
+
+    name: str
+    kind: str
+    location: str
+    crawl_depth: int
+    max_pages: int
+    pages: int
+    created_at: dt.datetime
+    synced_at: dt.datetime | None = None
+    last_report: SyncReportView | None = None
+
+    @classmethod
+    def from_source(cls, source: RegisteredSource) -> RegisteredSourceView:
+        """The response form of a registered source."""
+        report = source.last_report
+        return cls(
+            name=source.name,
+            kind=source.kind,
+            location=source.location,
+            crawl_depth=source.crawl_depth,
+            max_pages=source.max_pages,
+            pages=len(source.pages),
+            created_at=source.created_at,
+            synced_at=source.synced_at,
+            last_report=None if report is None else SyncReportView.from_report(report),
+        )
+
+
+class RemovedSource(msgspec.Struct, kw_only=True):
+    """What `DELETE /sources/{name}` did: the registration is gone, and so are
+    `pages_removed` of its pages (none when `documents_kept`)."""
+
+    name: str
+    pages_removed: int
+    documents_kept: bool
+
+
+class RegisteredSourceController(Controller):
+    """Registered sources: list (read key), register, remove, sync (write key)."""
+
+    path = "/sources"
+    security = KEY_REQUIRED
+    tags = ("sources",)
+
+    @get(
+        operation_id="listSources",
+        summary="Registered sources with their last sync",
+        guards=[require_read],
+        responses=error_responses(401, 503),
+    )
+    async def list_sources(self, synopsis: SynopsisDependency) -> list[RegisteredSourceView]:
+        """Every registered source, by name, with its last sync's report."""
+        registered = await asyncio.to_thread(synopsis.registered_sources.list)
+        return [RegisteredSourceView.from_source(source) for source in registered]
+
+    @post(
+        operation_id="registerSource",
+        summary="Register a source (nothing is fetched until it is synced)",
+        status_code=HTTP_201_CREATED,
+        guards=[require_write],
+        responses=error_responses(400, 401, 403, 409, 413, 415, 503),
+    )
+    async def register(
+        self,
+        data: JSONBody[SourceCreate],
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        address_policy: AddressPolicyDependency,
+    ) -> Response[RegisteredSourceView]:
+        """201 with the source and `Location: /sources/{name}`; 409 when the name is taken,
+        400 naming the field when the location is not allowed (an address the policy
+        refuses, a directory outside `SYNOPSIS_API_SOURCE_DIRECTORIES`, a path that is no
+        directory) or a limit is exceeded. Sync it with `POST /sources/{name}/sync`."""
+        data = await strict_body(request, SourceCreate)  # Litestar's decoding is lax
+        settings = synopsis.settings
+        check_crawl_limits(data.crawl_depth, data.max_pages, settings)
+        source = await asyncio.to_thread(
+            new_source,
+            data.name,
+            data.location,
+            kind=data.kind,
+            crawl_depth=data.crawl_depth,
+            max_pages=data.max_pages,
+            directories=settings.source_directories,
+        )
+        if source.kind != "directory":
+            await asyncio.to_thread(address_policy.check, source.location)  # UnsafeUrlError
+        await asyncio.to_thread(synopsis.registered_sources.add, source)
+        return Response(
+            RegisteredSourceView.from_source(source),
+            status_code=HTTP_201_CREATED,
+            headers={"Location": f"/sources/{source.name}"},
+        )
+
+    @get(
+        "/{name:str}",
+        operation_id="getSource",
+        summary="One registered source with its last sync",
+        guards=[require_read],
+        responses=error_responses(401, 404, 503),
+    )
+    async def get_source(self, synopsis: SynopsisDependency, name: str) -> RegisteredSourceView:
+        """The source; 404 when none is registered under `name`."""
+        source = await asyncio.to_thread(synopsis.registered_sources.require, name)
+        return RegisteredSourceView.from_source(source)
+
+    @delete(
+        "/{name:str}",
+        operation_id="removeSource",
+        summary="Forget a registered source and remove its pages from the index",
+        status_code=HTTP_200_OK,
+        guards=[require_write],
+        responses=error_responses(400, 401, 403, 404, 409, 503),
+    )
+    async def remove(
+        self,
+        synopsis: SynopsisDependency,
+        name: str,
+        keep_documents: Annotated[
+            bool,
+            Parameter(description="Keep its pages in the index (only forget the registration)."),
+        ] = False,
+    ) -> RemovedSource:
+        """As `synopsis sources remove`: the pages its syncs indexed are removed too unless
+        `keep_documents`; 404 when none is registered under `name`, 409 while it syncs."""
+        removed = await asyncio.to_thread(
+            synopsis.remove_registered, name, keep_documents=keep_documents
+        )
+        return RemovedSource(name=name, pages_removed=removed, documents_kept=keep_documents)
+
+    @post(
+        "/{name:str}/sync",
+        operation_id="syncSource",
+        summary="Sync a registered source, as a job",
+        status_code=HTTP_202_ACCEPTED,
+        guards=[require_write],
+        responses=error_responses(400, 401, 403, 404, 409, 429, 503),
+    )
+    async def sync(
+        self,
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        job_queue: JobQueueDependency,
+        name: str,
+    ) -> Response[JobView]:
+        """202 with the queued job and `Location: /jobs/{id}`: follow it there (its `report`
+        is the sync's, as `GET /sources` shows it afterwards). 404 when none is registered
+        under `name`; 409 while a sync job of it is queued or running."""
+        await asyncio.to_thread(synopsis.registered_sources.require, name)
+        job = await asyncio.to_thread(job_queue.submit_sync, caller_id(request), name)
+        return accepted(job)

@@ -1,0 +1,114 @@
+"""What may be registered: a source's name, kind and location checked once, for the CLI
+and the HTTP API alike (`new_source`).
+
+A name is what `synopsis sources sync NAME` and `/sources/{name}` take, so it is kept to
+letters, digits, `.`, `_` and `-` (at most 64, starting with a letter or digit). The kind
+is found from the location when it is `auto`: a directory when the location is one, a
+sitemap for an http(s) URL whose path ends in `.xml`, else a site to crawl.
+
+Where a source may point is the caller's policy: the CLI registers any directory and
+URL; the HTTP API passes `directories` (the roots a directory must be under, none by
+default) and checks URLs against its address policy itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+from urllib.parse import urlsplit
+
+from service.errors import InvalidSourceError
+from service.index.records import now
+from service.sources.records import SOURCE_KINDS, RegisteredSource, SourceKind
+
+__all__ = ["NAME_PATTERN", "check_name", "new_source"]
+
+#: A registered source's name.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_NAME = re.compile(NAME_PATTERN)
+
+
+def check_name(name: str) -> str:
+    """`name` if it may name a registered source; `InvalidSourceError` (field `name`) if not."""
+    if not _NAME.match(name):
+        raise InvalidSourceError(
+            f"{name!r} cannot name a source: use 1 to 64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or a digit",
+            field="name",
+        )
+    return name
+
+
+def new_source(
+    name: str,
+    location: str,
+    *,
+    kind: str = "auto",
+    crawl_depth: int = 0,
+    max_pages: int = 0,
+    directories: Sequence[Path] | None = None,
+) -> RegisteredSource:
+    """The source to register, checked: its name, its kind (resolved from `auto`) and its
+    location (a directory's resolved absolute path, or the URL as given).
+
+    `directories`: when given, a directory source must be one of them or under one (an
+    empty list refuses every directory). `InvalidSourceError` names the field at fault.
+    """
+    check_name(name)
+    if kind != "auto" and kind not in SOURCE_KINDS:
+        raise InvalidSourceError(
+            f"unknown kind {kind!r}: one of auto, {', '.join(SOURCE_KINDS)}", field="kind"
+        )
+    if crawl_depth < 0 or max_pages < 0:
+        field = "crawl_depth" if crawl_depth < 0 else "max_pages"
+        raise InvalidSourceError(f"{field} cannot be negative", field=field)
+    is_url = location.lower().startswith(("http://", "https://"))
+    if kind == "auto":
+        if is_url:
+            kind = "sitemap" if urlsplit(location).path.lower().endswith(".xml") else "site"
+        else:
+            kind = "directory"
+    if kind == "directory":
+        where = _directory(location, directories)
+    elif not is_url:
+        raise InvalidSourceError(
+            f"a {kind} source is an http(s) URL, not {location!r}", field="location"
+        )
+    elif not urlsplit(location).hostname:
+        raise InvalidSourceError(f"{location!r} names no host", field="location")
+    else:
+        where = location
+    if kind != "site" and (crawl_depth or max_pages):
+        raise InvalidSourceError(
+            "crawl_depth and max_pages apply to a site source only", field="crawl_depth"
+        )
+    return RegisteredSource(
+        name=name,
+        kind=cast("SourceKind", kind),
+        location=where,
+        crawl_depth=crawl_depth,
+        max_pages=max_pages,
+        created_at=now(),
+    )
+
+
+def _directory(location: str, roots: Sequence[Path] | None) -> str:
+    if roots is not None and not roots:
+        raise InvalidSourceError(
+            "a directory cannot be registered here (no directory is allowed)", field="location"
+        )
+    path = Path(location).expanduser()
+    if roots is not None and not path.is_absolute():
+        raise InvalidSourceError(f"{location!r} is not an absolute path", field="location")
+    resolved = path.resolve()
+    # Checked before the path is looked at: a caller learns nothing of other directories.
+    if roots is not None and not any(resolved.is_relative_to(root.resolve()) for root in roots):
+        raise InvalidSourceError(
+            f"{location} is not under a directory sources may be registered from",
+            field="location",
+        )
+    if not resolved.is_dir():
+        raise InvalidSourceError(f"{location} is not a directory", field="location")
+    return str(resolved)

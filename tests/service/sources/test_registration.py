@@ -1,0 +1,88 @@
+"""What may be registered (`service.sources.registration`): names, kinds found from the
+location, and where a directory may be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.errors import InvalidSourceError
+from service.sources import check_name, new_source
+
+
+@pytest.mark.parametrize("name", ["a", "guide", "Py3.11-docs_v2", "0", "a" * 64])
+def test_a_name_of_letters_digits_dots_underscores_dashes(name: str) -> None:
+    assert check_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "a b", "-a", ".a", "_a", "a/b", "a?b", "é", "a" * 65])
+def test_other_names_are_refused(name: str) -> None:
+    with pytest.raises(InvalidSourceError) as raised:
+        check_name(name)
+    assert raised.value.field == "name"
+
+
+@pytest.mark.parametrize(
+    ("location", "kind"),
+    [
+        ("https://docs.example/sitemap.xml", "sitemap"),
+        ("HTTP://docs.example/docs/SITEMAP.XML?x=1", "sitemap"),
+        ("https://docs.example/docs/", "site"),
+        ("https://docs.example/feed.xml.html", "site"),
+    ],
+)
+def test_auto_finds_the_kind_of_a_url(location: str, kind: str) -> None:
+    source = new_source("a", location)
+    assert (source.kind, source.location) == (kind, location)
+
+
+def test_auto_takes_a_path_for_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    source = new_source("a", "docs")
+    assert (source.kind, source.location) == ("directory", str(tmp_path / "docs"))
+
+
+@pytest.mark.parametrize(
+    ("location", "options", "field", "message"),
+    [
+        ("https://docs.example/", {"kind": "git"}, "kind", "unknown kind 'git'"),
+        ("/nonexistent/docs", {}, "location", "/nonexistent/docs is not a directory"),
+        ("docs/", {"kind": "sitemap"}, "location", "a sitemap source is an http(s) URL"),
+        ("ftp://docs.example/", {"kind": "site"}, "location", "a site source is an http(s) URL"),
+        ("https:///docs", {}, "location", "names no host"),
+        ("https://docs.example/s.xml", {"crawl_depth": 1}, "crawl_depth", "site source only"),
+        ("https://docs.example/", {"max_pages": -1}, "max_pages", "cannot be negative"),
+    ],
+)
+def test_what_cannot_be_registered_says_which_field(
+    location: str, options: dict[str, object], field: str, message: str
+) -> None:
+    with pytest.raises(InvalidSourceError) as raised:
+        new_source("a", location, **options)  # type: ignore[arg-type]
+    assert raised.value.field == field
+    assert message in str(raised.value)
+
+
+def test_a_site_keeps_its_crawl_limits() -> None:
+    source = new_source("a", "https://docs.example/", crawl_depth=2, max_pages=30)
+    assert (source.kind, source.crawl_depth, source.max_pages) == ("site", 2, 30)
+
+
+def test_directories_bound_where_a_directory_may_be(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "guide").mkdir(parents=True)
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    assert new_source("a", str(root), directories=[root]).location == str(root)
+    assert new_source("a", str(root / "guide"), directories=[root]).location == str(root / "guide")
+    for location in (str(outside), str(root / "link"), str(root / ".." / "outside")):
+        with pytest.raises(InvalidSourceError, match="not under a directory"):
+            new_source("a", location, directories=[root])
+    with pytest.raises(InvalidSourceError, match="not an absolute path"):
+        new_source("a", "guide", directories=[root])
+    with pytest.raises(InvalidSourceError, match="no directory is allowed"):
+        new_source("a", str(root), directories=[])
+    # URLs are the caller's to check (the API's address policy).
+    assert new_source("a", "http://127.0.0.1/s.xml", directories=[]).kind == "sitemap"
