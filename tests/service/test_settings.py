@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,26 @@ def test_the_answer_model_defaults_to_the_chat_model() -> None:
 def test_answer_min_support_is_a_share(raw: str) -> None:
     with pytest.raises(ConfigurationError, match="SYNOPSIS_ANSWER_MIN_SUPPORT must be between"):
         Settings.from_env({"SYNOPSIS_ANSWER_MIN_SUPPORT": raw})
+
+
+def _as_variable(value: object) -> str:
+    """A field's value as its environment variable would spell it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def test_every_field_is_read_from_its_own_variable() -> None:
+    """Each field has a `SYNOPSIS_*` variable, and its default written there reads back."""
+    defaults = Settings()
+    names = Settings.env_names()
+    assert len(set(names.values())) == len(names)
+    for field, variable in names.items():
+        assert variable == "SYNOPSIS_" + field.upper()
+        default = getattr(defaults, field)
+        assert Settings.from_env({variable: _as_variable(default)}) == defaults, variable
+
+
+def test_settings_are_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Settings().chat_model = "other"  # type: ignore[misc]
