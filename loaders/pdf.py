@@ -219,11 +219,70 @@ class _Page:
     captions: list[str]
 
 
+#: The outline entries read for headers; a longer outline is read this far (the rest of
+#: the headers come from font sizes). An outline is PDF objects a small file can hold
+#: millions of, and reading it whole (`get_toc`) holds them all at once.
+MAX_OUTLINE_ENTRIES = 20_000
+#: An outline title longer than this matches no header line, and is not kept.
+MAX_OUTLINE_TITLE_CHARS = 500
+
+
+def _outline_titles(doc: Any, source: str) -> dict[int, dict[str, int]]:
+    """{page number: {normalised title: level}} from the outline, at most
+    `MAX_OUTLINE_ENTRIES` entries, read one at a time in document order."""
+    mupdf = _pymupdf().mupdf
+    titles: dict[int, dict[str, int]] = {}
+    read = 0
+    try:
+        walker = mupdf.FzOutlineIterator(doc.this)
+        item = walker.fz_outline_iterator_item()
+        level = 1
+        while item.valid():
+            read += 1
+            if read > MAX_OUTLINE_ENTRIES:
+                logger.warning(
+                    "%s: outline read to its first %d entries only", source, MAX_OUTLINE_ENTRIES
+                )
+                break
+            title, uri = item.title() or "", item.uri() or ""
+            if uri.startswith("#") and len(title) <= MAX_OUTLINE_TITLE_CHARS:
+                location = mupdf.fz_resolve_link(doc.this, uri)[0]
+                page = mupdf.fz_page_number_from_location(doc.this, location) + 1
+                if 1 <= page <= doc.page_count:
+                    titles.setdefault(page, {})[_norm(title)] = level
+            item, level = _next_outline_item(walker, level)
+    except (RuntimeError, ValueError, mupdf.FzErrorBase) as exc:
+        # A broken outline (a cycle, a bad entry) costs its headers, not the document.
+        logger.warning("%s: outline unreadable after %d entries (%s)", source, read, exc)
+    return titles
+
+
+def _next_outline_item(walker: Any, level: int) -> tuple[Any, int]:
+    """The entry after the walker's in document order (its first child, else its next
+    sibling or an ancestor's), and its level; an invalid item at the end."""
+    moved = walker.fz_outline_iterator_down()  # 0: onto a child; 1: onto an empty slot
+    if moved == 0:
+        return walker.fz_outline_iterator_item(), level + 1
+    if moved == 1:
+        walker.fz_outline_iterator_up()
+    while walker.fz_outline_iterator_next() != 0:
+        if level == 1 or walker.fz_outline_iterator_up() != 0:
+            return _END_OF_OUTLINE, level
+        level -= 1
+    return walker.fz_outline_iterator_item(), level
+
+
+class _EndOfOutline:
+    @staticmethod
+    def valid() -> bool:
+        return False
+
+
+_END_OF_OUTLINE = _EndOfOutline()
+
+
 def _convert(doc: Any, options: LoadOptions, source: str) -> tuple[str, int, str | None]:
-    toc: list[list[Any]] = doc.get_toc(simple=True)
-    titles_by_page: dict[int, dict[str, int]] = {}
-    for level, title, page_number in toc:
-        titles_by_page.setdefault(page_number, {})[_norm(title)] = level
+    titles_by_page = _outline_titles(doc, source)
     pages: list[_Page] = []
     weights: Counter[float] = Counter()
     images = 0

@@ -345,3 +345,21 @@ def image_bomb_pdf(side: int = 20_000) -> bytes:
     )
     contents = pdf_stream(_TITLE + b"q 500 0 0 500 50 50 cm /Im Do Q")
     return _one_page(contents, b"/XObject << /Im 6 0 R >>", image)
+
+
+def outline_pdf(entries: int, *, cycle: bool = False) -> bytes:
+    """A one-page PDF whose outline is `entries` top-level entries, each pointing at the
+    page; with `cycle`, the last entry's /Next is the first again (an endless outline)."""
+    catalog = b"<< /Type /Catalog /Pages 2 0 R /Outlines 6 0 R >>"
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R >>"
+    first, last = 7, 6 + entries
+    root = b"<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>" % (first, last, entries)
+    items = []
+    for number in range(first, last + 1):
+        after = number + 1 if number < last else (first if cycle else 0)
+        links = b" /Prev %d 0 R" % (number - 1) if number > first else b""
+        links += b" /Next %d 0 R" % after if after else b""
+        items.append(
+            b"<< /Title (Entry %d) /Parent 6 0 R /Dest [4 0 R /Fit]%b >>" % (number - 6, links)
+        )
+    return pdf_file([catalog, _ONE_PAGE, _FONT, page, pdf_stream(_TITLE), root, *items])

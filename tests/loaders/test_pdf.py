@@ -3,6 +3,7 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from loaders import LoadOptions, load
@@ -15,7 +16,7 @@ from loaders.documents import (
     TITLE,
     content_hash,
 )
-from loaders.pdf import pdf_documents
+from loaders.pdf import _norm, _outline_titles, pdf_documents
 from service.errors import ConfigurationError, LoaderError, ModelError
 from splitters.base.metadata import PAGE_END, PAGE_START
 from tests.loaders.bombs import (
@@ -23,6 +24,7 @@ from tests.loaders.bombs import (
     form_bomb_pdf,
     form_content_bomb_pdf,
     image_bomb_pdf,
+    outline_pdf,
     text_bomb_pdf,
 )
 from tests.loaders.hostile import many_pages_pdf
@@ -227,3 +229,65 @@ def test_an_image_too_large_to_decode_is_neither_decoded_nor_captioned(
     assert caplog.messages == [
         "b.pdf: page 1: image of 20000x20000 pixels not captioned (over 20000000 pixels)"
     ]
+
+
+def _toc_titles(data: bytes) -> dict[int, dict[str, int]]:
+    doc = pymupdf.open(stream=data, filetype="pdf")
+    titles: dict[int, dict[str, int]] = {}
+    for level, title, page in doc.get_toc(simple=True):
+        titles.setdefault(page, {})[_norm(title)] = level
+    return titles
+
+
+def _outline(data: bytes) -> dict[int, dict[str, int]]:
+    return _outline_titles(pymupdf.open(stream=data, filetype="pdf"), "test.pdf")
+
+
+def test_the_outline_is_read_entry_by_entry_as_the_whole_table_of_contents_reads() -> None:
+    doc = pymupdf.open()
+    for _ in range(3):
+        doc.new_page()
+    doc.set_toc(
+        [
+            [1, "One", 1],
+            [2, "One.A", 1],
+            [3, "One.A.i", 2],
+            [2, "One.B", 2],
+            [1, "Two", 2],
+            [1, "Three", 3],
+            [2, "Three.A", 3],
+        ]
+    )
+    data = doc.tobytes()
+    assert (
+        _outline(data)
+        == _toc_titles(data)
+        == {
+            1: {"one": 1, "one.a": 2},
+            2: {"one.a.i": 3, "one.b": 2, "two": 1},
+            3: {"three": 1, "three.a": 2},
+        }
+    )
+    assert _outline(outline_pdf(5)) == _toc_titles(outline_pdf(5))
+
+
+def test_a_long_outline_is_read_to_its_bound(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("loaders.pdf.MAX_OUTLINE_ENTRIES", 40)
+    titles = _outline(outline_pdf(300))
+    assert sorted(titles[1].values()) == [1] * 40
+    assert "outline read to its first 40 entries only" in caplog.text
+
+
+def test_an_endless_outline_costs_its_headers_not_the_document(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    # MuPDF finds the cycle before the first entry; without the outline, headers come
+    # from font sizes and the page's text is loaded.
+    assert _outline(outline_pdf(3, cycle=True)) == {}
+    assert "Cycle detected in outlines" in caplog.text
+    path = tmp_path / "cycle.pdf"
+    path.write_bytes(outline_pdf(3, cycle=True))
+    [doc] = load([str(path)])
+    assert "A page that looks harmless" in doc.page_content
