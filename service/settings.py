@@ -7,34 +7,51 @@ Every field `name` is set by the variable `SYNOPSIS_<NAME>` (upper case).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 
 from service.errors import ConfigurationError
+from service.index.records import SummaryVector
+from service.query.modes import Mode
 
 __all__ = [
     "CONSISTENCY_LEVELS",
     "ENV_PREFIX",
     "LOADER_LIMITS",
     "MAX_K",
+    "PROMPT_VERSIONS",
     "REWRITE_METHODS",
     "SUMMARY_VECTORS",
     "WEAVIATE_NODE_PORT_STRIDE",
+    "ConsistencyLevel",
+    "PromptVersion",
+    "RewriteMethod",
     "Settings",
 ]
 
 ENV_PREFIX = "SYNOPSIS_"
 
+# A field typed as a `Literal` may hold only the values it lists: `from_env` and direct
+# construction alike refuse any other, naming the variable and the allowed values.
+
 #: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
-CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
+ConsistencyLevel = Literal["ONE", "QUORUM", "ALL"]
+CONSISTENCY_LEVELS: tuple[ConsistencyLevel, ...] = typing.get_args(ConsistencyLevel)
 #: How a conversation's follow-up becomes a search query (`conversation_rewrite`).
-REWRITE_METHODS = ("model", "previous", "none")
+RewriteMethod = Literal["model", "previous", "none"]
+REWRITE_METHODS: tuple[RewriteMethod, ...] = typing.get_args(RewriteMethod)
+#: The summary prompts (`summary_prompt_version`; their texts: service/ingest/summarize.py,
+#: `PROMPTS`, whose keys are exactly these).
+PromptVersion = Literal["v2", "v3-retrieval", "v4-questions", "v5-summary-questions"]
+PROMPT_VERSIONS: tuple[PromptVersion, ...] = typing.get_args(PromptVersion)
 #: The most hits one search returns (`SYNOPSIS_API_MAX_K` may only lower it).
 MAX_K = 100
 #: The token budgets a search's context or a page of read text may have (cl100k_base):
@@ -42,7 +59,7 @@ MAX_K = 100
 MIN_CONTEXT_TOKENS = 500
 MAX_CONTEXT_TOKENS = 100_000
 #: The vectors of a chunk's summary that `joint` search can read (service/index/records.py).
-SUMMARY_VECTORS = ("context", "summary")
+SUMMARY_VECTORS: tuple[SummaryVector, ...] = typing.get_args(SummaryVector)
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
 #: The loader limits (`loaders.LoadOptions` fields of the same names) the settings carry.
@@ -104,8 +121,8 @@ class Settings:
     # the levels apply only with a factor above 1 (QUORUM + QUORUM: a read sees every
     # acknowledged write, and either survives one node of three being down).
     replication_factor: int = 1
-    read_consistency: str = "QUORUM"
-    write_consistency: str = "QUORUM"
+    read_consistency: ConsistencyLevel = "QUORUM"
+    write_consistency: ConsistencyLevel = "QUORUM"
 
     # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
     ollama_url: str = ""
@@ -163,7 +180,7 @@ class Settings:
     # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
     summary_max_tokens: int = 120
     # The summary prompt (service/ingest/summarize.py, PROMPTS); part of each summary's id.
-    summary_prompt_version: str = "v2"
+    summary_prompt_version: PromptVersion = "v2"
     # The summary guard (service/ingest/quality.py): a flagged summary is retried once with
     # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
     summary_guard: bool = True
@@ -215,12 +232,12 @@ class Settings:
     # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
     search_k: int = 5
     search_alpha: float = 0.5
-    search_mode: str = "joint"
+    search_mode: Mode = "joint"
     # `joint` mode: which vector of each chunk's summary it reads (context: the summary
     # and the chunk embedded together; summary: the summary alone), that vector's share
     # of the vector score (the rest: the chunk's own vector), and the weight of the
     # summary's words in BM25 against the chunk's (0: BM25 reads the chunk only).
-    search_summary_vector: str = "context"
+    search_summary_vector: SummaryVector = "context"
     search_summary_weight: float = 1.0
     search_summary_keyword_weight: float = 0.5
     # The token budget of a search given as context (MCP `search_docs`, and POST /search
@@ -257,7 +274,7 @@ class Settings:
     # with SmolLM2-135M, "previous" finds the section best and costs no model call.
     conversation_max_turns: int = 20
     conversation_context_turns: int = 3
-    conversation_rewrite: str = "previous"
+    conversation_rewrite: RewriteMethod = "previous"
     # At most this many conversations per API key (0: no cap), counted atomically across
     # processes; a key at its cap gets 429 until it deletes one or one expires.
     conversations_per_key: int = 1_000
@@ -360,20 +377,11 @@ class Settings:
     ollama_native_build: bool = True
 
     def __post_init__(self) -> None:
+        self._check_choices()
         self._check_replication()
         self._check_local_ports()
         self._check_api_limits()
         self._check_deadlines()
-        if self.conversation_rewrite not in REWRITE_METHODS:
-            raise ConfigurationError(
-                f"{self.env_names()['conversation_rewrite']} must be one of "
-                f"{', '.join(REWRITE_METHODS)}"
-            )
-        if self.search_summary_vector not in SUMMARY_VECTORS:
-            raise ConfigurationError(
-                f"{self.env_names()['search_summary_vector']} must be one of "
-                f"{', '.join(SUMMARY_VECTORS)}"
-            )
         if not MIN_CONTEXT_TOKENS <= self.search_max_tokens <= MAX_CONTEXT_TOKENS:
             raise ConfigurationError(
                 f"{self.env_names()['search_max_tokens']} must be between "
@@ -391,6 +399,16 @@ class Settings:
             raise ConfigurationError(
                 f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"
             )
+
+    def _check_choices(self) -> None:
+        """Every field typed as a `Literal` holds one of the values it lists."""
+        names = self.env_names()
+        for name, allowed in self.choices().items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigurationError(
+                    f"{names[name]}={value!r} is not one of {', '.join(map(str, allowed))}"
+                )
 
     def _check_api_limits(self) -> None:
         """Every API and loader limit at least 1 (a limit of 0 would refuse everything)."""
@@ -470,12 +488,6 @@ class Settings:
                 f"Weaviate nodes, but the local stack runs {self.weaviate_nodes}; set "
                 f"{names['weaviate_nodes']}=3 (or use an external cluster)"
             )
-        for name in ("read_consistency", "write_consistency"):
-            if getattr(self, name) not in CONSISTENCY_LEVELS:
-                raise ConfigurationError(
-                    f"{names[name]}={getattr(self, name)!r} is not one of "
-                    f"{', '.join(CONSISTENCY_LEVELS)}"
-                )
 
     def local_weaviate_node_ports(self, index: int) -> dict[str, int]:
         """The loopback ports of node `index` of the local Weaviate (0: the one server, or
@@ -562,6 +574,11 @@ class Settings:
         return self.ollama_url or f"http://127.0.0.1:{self.local_ollama_port}"
 
     @classmethod
+    def choices(cls) -> dict[str, tuple[object, ...]]:
+        """The fields that take one of a fixed set of values, each with its values in order."""
+        return dict(_choices())
+
+    @classmethod
     def env_names(cls) -> dict[str, str]:
         """Map every field to the environment variable that sets it."""
         return {f.name: ENV_PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
@@ -580,11 +597,24 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+@functools.cache
+def _choices() -> tuple[tuple[str, tuple[object, ...]], ...]:
+    """(field, values) of every field of `Settings` typed as a `Literal` (read once)."""
+    hints = typing.get_type_hints(Settings)
+    return tuple(
+        (f.name, typing.get_args(hints[f.name]))
+        for f in dataclasses.fields(Settings)
+        if typing.get_origin(hints[f.name]) is Literal
+    )
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
 def _convert(var: str, raw: str, kind: object) -> object:
+    if typing.get_origin(kind) is Literal:
+        kind = type(typing.get_args(kind)[0])  # the value is checked by `_check_choices`
     try:
         if kind is bool:
             lowered = raw.lower()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import weaviate
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from service.query.context import ContextRequest, SearchContext
     from service.query.document_summary import DocumentSummarizer, DocumentSummary, SummaryStyle
     from service.query.reading import Reading
-    from service.query.rewrite import QueryRewriter, RewriteMethod
+    from service.query.rewrite import QueryRewriter
     from service.sources import RegisteredSource, SourceRegistry
 
 __all__ = ["Synopsis"]
@@ -152,7 +152,7 @@ class Synopsis:
             from service.query.answer import answer_model
             from service.query.rewrite import QueryRewriter
 
-            method = cast("RewriteMethod", self.settings.conversation_rewrite)  # checked
+            method = self.settings.conversation_rewrite
             self._rewriter = QueryRewriter(
                 answer_model(self.settings) if method == "model" else None,
                 model_name=self.settings.resolved_answer_model,

@@ -19,17 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from service.connections import close_ollama_clients
 from service.errors import ModelError
+from service.settings import RewriteMethod
 
 __all__ = ["QueryRewriter", "Rewrite", "RewriteMethod", "clean_rewrite", "content_words"]
 
-RewriteMethod = Literal["none", "model", "previous"]
 
 _SYSTEM = (
     "You rewrite a follow-up question into one self-contained search query for technical "

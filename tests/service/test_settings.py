@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from service.errors import ConfigurationError, SynopsisError
-from service.settings import Settings
+from service.ingest.summarize import PROMPTS
+from service.query.modes import MODES
+from service.settings import PROMPT_VERSIONS, Settings
 
 
 def test_env_names() -> None:
@@ -165,7 +167,6 @@ def test_the_api_k_limit_cannot_exceed_what_a_search_returns() -> None:
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("SYNOPSIS_SEARCH_SUMMARY_VECTOR", "both", "must be one of context, summary"),
         ("SYNOPSIS_SEARCH_SUMMARY_WEIGHT", "1.5", "must be between 0 and 1"),
         ("SYNOPSIS_SEARCH_SUMMARY_KEYWORD_WEIGHT", "-0.1", "must be between 0 and 1"),
     ],
@@ -338,3 +339,85 @@ def test_every_field_is_read_from_its_own_variable() -> None:
 def test_settings_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Settings().chat_model = "other"  # type: ignore[misc]
+
+
+#: Every field that takes one of a fixed set of values, with exactly those values.
+CHOICES = {
+    "read_consistency": ("ONE", "QUORUM", "ALL"),
+    "write_consistency": ("ONE", "QUORUM", "ALL"),
+    "summary_prompt_version": ("v2", "v3-retrieval", "v4-questions", "v5-summary-questions"),
+    "search_mode": ("joint", "summaries", "originals", "both", "fused"),
+    "search_summary_vector": ("context", "summary"),
+    "conversation_rewrite": ("model", "previous", "none"),
+}
+
+
+def test_the_fields_with_fixed_values() -> None:
+    assert Settings.choices() == CHOICES
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [(field, value) for field, values in CHOICES.items() for value in values],
+)
+def test_each_allowed_value_is_read(field: str, value: str) -> None:
+    variable = Settings.env_names()[field]
+    assert getattr(Settings.from_env({variable: value}), field) == value
+    assert getattr(Settings(**{field: value}), field) == value
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "message"),
+    [
+        (
+            "SYNOPSIS_SEARCH_MODE",
+            "jiont",
+            "SYNOPSIS_SEARCH_MODE='jiont' is not one of joint, summaries, originals, both, fused",
+        ),
+        (
+            "SYNOPSIS_SEARCH_SUMMARY_VECTOR",
+            "both",
+            "SYNOPSIS_SEARCH_SUMMARY_VECTOR='both' is not one of context, summary",
+        ),
+        (
+            "SYNOPSIS_CONVERSATION_REWRITE",
+            "Model",
+            "SYNOPSIS_CONVERSATION_REWRITE='Model' is not one of model, previous, none",
+        ),
+        (
+            "SYNOPSIS_SUMMARY_PROMPT_VERSION",
+            "v3",
+            "SYNOPSIS_SUMMARY_PROMPT_VERSION='v3' is not one of "
+            "v2, v3-retrieval, v4-questions, v5-summary-questions",
+        ),
+        (
+            "SYNOPSIS_READ_CONSISTENCY",
+            "",
+            "SYNOPSIS_READ_CONSISTENCY='' is not one of ONE, QUORUM, ALL",
+        ),
+        (
+            "SYNOPSIS_WRITE_CONSISTENCY",
+            " all ",
+            "SYNOPSIS_WRITE_CONSISTENCY='all' is not one of ONE, QUORUM, ALL",
+        ),
+    ],
+)
+def test_a_value_outside_the_choices_is_refused_at_once(
+    variable: str, raw: str, message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({variable: raw})
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("field", sorted(CHOICES))
+def test_a_direct_construction_outside_the_choices_is_refused(field: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings(**{field: "nonsense"})
+    assert str(caught.value).startswith(f"{Settings.env_names()[field]}='nonsense' is not one of")
+
+
+def test_the_choices_are_what_the_code_serves() -> None:
+    """The prompt versions are those with a prompt, the search modes those search runs."""
+    assert set(PROMPT_VERSIONS) == set(PROMPTS)
+    assert CHOICES["search_mode"] == MODES
