@@ -1,7 +1,10 @@
 """The one settings object of Synopsis, loaded from `SYNOPSIS_*` environment variables.
 
 Library code receives a `Settings`; only `Settings.from_env` reads the environment.
-Every field `name` is set by the variable `SYNOPSIS_<NAME>` (upper case).
+Every field `name` is set by the variable `SYNOPSIS_<NAME>` (upper case), and declared
+with `setting(default, "what it does")` and a place in `TOPICS`: docs/configuration.md
+is generated from them (scripts/config_docs.py). Comments above a field say why its
+default is what it is, pointing to the measurements in docs/.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ import functools
 import os
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import platformdirs
 
@@ -30,14 +33,19 @@ __all__ = [
     "PROMPT_VERSIONS",
     "REWRITE_METHODS",
     "SUMMARY_VECTORS",
+    "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "ConsistencyLevel",
     "PromptVersion",
     "RewriteMethod",
     "Settings",
+    "setting",
+    "setting_from",
 ]
 
 ENV_PREFIX = "SYNOPSIS_"
+#: The key of a field's description in its metadata (`Settings.descriptions()`).
+DOC = "doc"
 
 # A field typed as a `Literal` may hold only the values it lists: `from_env` and direct
 # construction alike refuse any other, naming the variable and the allowed values.
@@ -92,11 +100,161 @@ _HOST_PATTERN = re.compile(
 _LOCAL_WEAVIATE_NODES = (1, 3)
 
 
+#: The topics of the settings, in the order docs/configuration.md shows them, each with
+#: its fields (every field in exactly one).
+TOPICS: dict[str, tuple[str, ...]] = {
+    "Local stack": (
+        "data_dir",
+        "cache_dir",
+        "weaviate_version",
+        "ollama_version",
+        "local_weaviate_port",
+        "local_weaviate_grpc_port",
+        "local_ollama_port",
+        "weaviate_nodes",
+        "weaviate_memory_limit",
+        "stack_start_timeout",
+        "ollama_native_build",
+    ),
+    "External Weaviate and Ollama, replication": (
+        "weaviate_url",
+        "weaviate_grpc_host",
+        "weaviate_grpc_port",
+        "weaviate_api_key",
+        "replication_factor",
+        "read_consistency",
+        "write_consistency",
+        "ollama_url",
+        "collection_prefix",
+    ),
+    "Deadlines of outbound calls": (
+        "weaviate_init_timeout",
+        "weaviate_query_timeout",
+        "weaviate_insert_timeout",
+        "embedding_timeout",
+        "query_embedding_timeout",
+        "answer_timeout",
+    ),
+    "Models": (
+        "chat_model",
+        "answer_model",
+        "chat_context_tokens",
+        "embedding_model",
+        "embedding_batch_size",
+        "query_embedding_batch_size",
+        "vision_model",
+    ),
+    "Chunking and ingest": (
+        "max_tokens",
+        "max_chunks_per_source",
+        "ingest_lock_seconds",
+        "ingest_lock_wait_seconds",
+    ),
+    "Summaries": (
+        "summary_concurrency",
+        "summary_timeout",
+        "summary_retries",
+        "summary_slow_seconds",
+        "summary_max_tokens",
+        "summary_prompt_version",
+        "summary_min_similarity",
+    ),
+    "Summary guard": (
+        "summary_guard",
+        "summary_min_words",
+        "summary_max_words",
+        "summary_max_copied_share",
+        "summary_max_repeated_share",
+        "summary_min_shared_terms",
+        "summary_max_invented_claims",
+        "summary_max_unsupported_share",
+    ),
+    "URL sources": ("crawl_depth", "max_pages", "fetch_allow", "fetch_deadline"),
+    "Loader limits": LOADER_LIMITS,
+    "Search": (
+        "search_k",
+        "search_alpha",
+        "search_mode",
+        "search_summary_vector",
+        "search_summary_weight",
+        "search_summary_keyword_weight",
+        "search_max_tokens",
+        "max_vector_distance",
+    ),
+    "Answers": (
+        "answer_max_vector_distance",
+        "answer_max_tokens",
+        "answer_term_check",
+        "answer_min_support",
+    ),
+    "Conversations": (
+        "conversation_max_turns",
+        "conversation_context_turns",
+        "conversation_rewrite",
+        "conversations_per_key",
+    ),
+    "HTTP API": (
+        "api_host",
+        "api_port",
+        "api_workers",
+        "api_read_keys",
+        "api_write_keys",
+        "api_keys_file",
+        "api_allow_open",
+        "api_allowed_hosts",
+        "api_weaviate_probe_seconds",
+    ),
+    "HTTP API limits": (
+        "api_max_query_chars",
+        "api_max_k",
+        "api_max_body_bytes",
+        "api_llm_workers",
+        "api_llm_per_key",
+        "api_max_upload_file_bytes",
+        "api_max_upload_bytes",
+        "api_max_upload_files",
+        "api_max_crawl_depth",
+        "api_max_crawl_pages",
+        "api_source_directories",
+    ),
+    "Ingest jobs": (
+        "jobs_workers",
+        "jobs_queue_size",
+        "jobs_per_key",
+        "jobs_lease_seconds",
+        "jobs_poll_seconds",
+        "jobs_stall_seconds",
+        "jobs_max_seconds",
+    ),
+    "Retention": (
+        "retention_sweep_seconds",
+        "jobs_retention_days",
+        "uploads_retention_days",
+        "conversations_retention_days",
+    ),
+}
+
+_T = TypeVar("_T")
+
+
+def setting(default: _T, doc: str, *, secret: bool = False) -> _T:
+    """A field of `Settings`: its default and what it does, in one line (with its unit);
+    a `secret` one is left out of the settings' repr."""
+    return field(default=default, repr=not secret, metadata={DOC: doc})
+
+
+def setting_from(factory: Callable[[], _T], doc: str) -> _T:
+    """A field of `Settings` whose default `factory` computes."""
+    return field(default_factory=factory, metadata={DOC: doc})
+
+
 def _default_data_dir() -> Path:
+    """the user data directory (`~/.local/share/synopsis` on Linux)"""
     return Path(platformdirs.user_data_dir("synopsis"))
 
 
 def _default_cache_dir() -> Path:
+    """the user cache directory (`~/.cache/synopsis` on Linux)"""
     return Path(platformdirs.user_cache_dir("synopsis"))
 
 
@@ -104,277 +262,414 @@ def _default_cache_dir() -> Path:
 class Settings:
     """Typed configuration. Build it with `Settings.from_env()` or directly in tests."""
 
-    # Where the local stack keeps its data (Weaviate's files, Ollama's models, pid files, logs).
-    data_dir: Path = field(default_factory=_default_data_dir)
-    # Where built server binaries and downloaded model packages are cached, keyed by version.
-    cache_dir: Path = field(default_factory=_default_cache_dir)
+    data_dir: Path = setting_from(
+        _default_data_dir,
+        "Where the local stack keeps its data: Weaviate's files, Ollama's models, pid files, logs.",
+    )
+    cache_dir: Path = setting_from(
+        _default_cache_dir,
+        "Where built server binaries and downloaded model packages are cached, keyed by version.",
+    )
 
-    # External Weaviate, e.g. "http://weaviate:8080". Empty: run the local stack's own.
-    weaviate_url: str = ""
-    weaviate_grpc_host: str = ""  # empty: the host of weaviate_url
-    weaviate_grpc_port: int = 50051
-    weaviate_api_key: str = field(default="", repr=False)  # never printed with the settings
-    # Copies of every object of Synopsis's collections (service/index/replication.py): 1 is
-    # a single copy; more need that many Weaviate nodes (a cluster, e.g. weaviate_nodes=3).
-    # Weaviate >= 1.38 repairs the copies in the background (async replication) whenever
-    # the factor is above 1. Reads and writes wait for ONE, a QUORUM or ALL of the copies;
-    # the levels apply only with a factor above 1 (QUORUM + QUORUM: a read sees every
-    # acknowledged write, and either survives one node of three being down).
-    replication_factor: int = 1
-    read_consistency: ConsistencyLevel = "QUORUM"
-    write_consistency: ConsistencyLevel = "QUORUM"
+    weaviate_url: str = setting(
+        "", "An external Weaviate, e.g. `http://weaviate:8080`; empty: the local stack's own."
+    )
+    weaviate_grpc_host: str = setting(
+        "", "The gRPC host of the external Weaviate; empty: the host of the Weaviate URL."
+    )
+    weaviate_grpc_port: int = setting(50051, "The gRPC port of the external Weaviate.")
+    weaviate_api_key: str = setting(
+        "", "The API key of an external Weaviate; empty: none. Never printed.", secret=True
+    )
+    # Weaviate >= 1.38 repairs the copies in the background whenever the factor is above 1;
+    # QUORUM reads after QUORUM writes see every acknowledged write and survive one node of
+    # three being down (service/index/replication.py).
+    replication_factor: int = setting(
+        1,
+        "Copies of every object of Synopsis's collections, set when they are created; more "
+        "than 1 needs that many Weaviate nodes.",
+    )
+    read_consistency: ConsistencyLevel = setting(
+        "QUORUM", "How many copies must answer a read (used only with a factor above 1)."
+    )
+    write_consistency: ConsistencyLevel = setting(
+        "QUORUM", "How many copies must acknowledge a write (used only with a factor above 1)."
+    )
 
-    # External Ollama, e.g. "http://ollama:11434". Empty: run the local stack's own.
-    ollama_url: str = ""
+    ollama_url: str = setting(
+        "", "An external Ollama, e.g. `http://ollama:11434`; empty: the local stack's own."
+    )
 
-    # Deadlines of the calls to Weaviate and Ollama, in seconds: a server that hangs (not
-    # dead: it accepts connections and never answers) fails the call after this long, and
-    # the HTTP API answers 503. Weaviate: connecting (each start-up check), a query or a
-    # REST call, a batch write. Ollama: a batch of document texts to embed, a query to
-    # embed, and an answer (also a document summary, a follow-up rewrite), the wait for
-    # each of its streamed parts. Summaries have their own, `summary_timeout`.
-    weaviate_init_timeout: float = 10.0
-    weaviate_query_timeout: float = 60.0
-    weaviate_insert_timeout: float = 120.0
-    embedding_timeout: float = 120.0
-    query_embedding_timeout: float = 10.0
-    answer_timeout: float = 120.0
+    # A server that hangs (accepts connections, never answers) fails the call after its
+    # deadline, and the HTTP API answers 503. Summaries have their own, `summary_timeout`.
+    weaviate_init_timeout: float = setting(
+        10.0, "Seconds to connect to Weaviate (each start-up check)."
+    )
+    weaviate_query_timeout: float = setting(60.0, "Seconds for one Weaviate query or REST call.")
+    weaviate_insert_timeout: float = setting(120.0, "Seconds for one batch write to Weaviate.")
+    embedding_timeout: float = setting(
+        120.0, "Seconds for Ollama to embed one batch of document texts."
+    )
+    query_embedding_timeout: float = setting(10.0, "Seconds for Ollama to embed a query.")
+    answer_timeout: float = setting(
+        120.0,
+        "Seconds for an answer (also a document summary, a follow-up rewrite): the wait for "
+        "each of its streamed parts.",
+    )
 
-    # Prefix of the collection names (e.g. "Mxbai" → MxbaiOriginalDocuments): re-index into
-    # new collections when the embedding model changes, or keep separate indexes apart.
-    collection_prefix: str = ""
+    collection_prefix: str = setting(
+        "",
+        "Prefix of the collection names (e.g. `Mxbai` → `MxbaiOriginalDocuments`): re-index "
+        "into new collections when the embedding model changes, or keep indexes apart.",
+    )
 
-    chat_model: str = "smollm2-135m-instruct"
-    # The model that writes answers; empty: the chat model. An answer is one call where an
-    # ingest makes thousands of summaries, so a larger model can be worth it here alone.
-    # Ollama keeps it loaded beside the chat model (the local stack allows 3 models).
-    answer_model: str = ""
-    # The chat models' context window, the same for summaries and answers: Ollama loads a
-    # model once per context size, so two sizes would make answers wait for a running
-    # ingest's summaries (or reload the model back and forth). A separate answer model is
-    # loaded once too, at this size: the prompt of an answer (k passages of up to
-    # max_tokens each, plus answer_max_tokens) must fit in it.
-    chat_context_tokens: int = 4096
-    embedding_model: str = "all-minilm-l6-v2"
+    chat_model: str = setting(
+        "smollm2-135m-instruct",
+        "The Ollama model that writes summaries (and answers, unless `answer_model` is set).",
+    )
+    # An answer is one call where an ingest makes thousands of summaries, so a larger model
+    # can be worth it here alone; Ollama keeps it loaded beside the chat model.
+    answer_model: str = setting("", "The Ollama model that writes answers; empty: the chat model.")
+    # One size for both: Ollama loads a model once per context size, so two sizes would make
+    # answers wait for a running ingest's summaries (or reload the model back and forth).
+    chat_context_tokens: int = setting(
+        4096,
+        "Context window of the chat and answer models (tokens); an answer's prompt (k passages "
+        "of up to `max_tokens` each, plus `answer_max_tokens`) must fit in it.",
+    )
+    embedding_model: str = setting(
+        "all-minilm-l6-v2", "The Ollama embedding model, for documents and queries."
+    )
 
-    # Chunking, summarizing and embedding.
-    max_tokens: int = 500
-    # A source that splits into more chunks than this is not indexed (each chunk costs a
-    # model call: a 10,000-page PDF or 20 MB of one-line text would take days on a small
-    # machine); it is reported failed, naming this setting. 0: no limit. The largest page
-    # of the Python docs is about 150 chunks.
-    max_chunks_per_source: int = 2_000
-    summary_concurrency: int = 2
-    # An ingest (or a delete) holds each source it changes (a lease in Weaviate, renewed
-    # every third of `ingest_lock_seconds`; a killed process's ends after that long); an
-    # ingest of a source another one holds waits up to `ingest_lock_wait_seconds`, then
-    # reports the source failed. A delete does not wait (HTTP 409).
-    ingest_lock_seconds: float = 60.0
-    ingest_lock_wait_seconds: float = 600.0
-    # Per summary call, including the wait in Ollama's queue when it serves several clients.
-    summary_timeout: float = 300.0
-    summary_retries: int = 3
-    # A summary call slower than this is logged as a warning and counted in the report.
-    summary_slow_seconds: float = 60.0
-    # num_predict: the longest reply the model may write, kept below summary_max_words
-    # (about 0.75 words per token) so that a reply cut by the limit is not "too_long".
-    summary_max_tokens: int = 120
-    # The summary prompt (service/ingest/summarize.py, PROMPTS); part of each summary's id.
-    summary_prompt_version: PromptVersion = "v2"
-    # The summary guard (service/ingest/quality.py): a flagged summary is retried once with
-    # a stricter prompt, then replaced by an extractive one (kind "extractive", with reason).
-    summary_guard: bool = True
-    summary_min_words: int = 4  # fewer words: "empty"
-    summary_max_words: int = 100  # more words: "too_long"
-    summary_max_copied_share: float = 0.5  # of the summary's words in 8+-word copied spans
-    summary_max_repeated_share: float = 0.2  # of the summary's 5-grams that repeat
-    summary_min_shared_terms: int = 1  # salient chunk terms (header, identifiers) to mention
-    # "invented" (service/ingest/faithfulness.py): this many numbers, URLs, names or code
-    # identifiers the chunk, its headers and title do not contain, or more than this share
-    # of new content words; 0 switches either off.
-    summary_max_invented_claims: int = 1
-    summary_max_unsupported_share: float = 0.15
-    embedding_batch_size: int = 32
-    # The most query texts of concurrent searches sent in one embedding call (a query that
-    # finds no call running is sent at once; those arriving meanwhile share the next
-    # call). 1: each search makes its own call.
-    query_embedding_batch_size: int = 32
-    # An Ollama vision model that captions PDF images (service/models/captions.py); empty: off,
-    # images are only counted. The local stack has none.
-    vision_model: str = ""
+    max_tokens: int = setting(
+        500, "The largest chunk (cl100k_base tokens); a longer line is cut inside."
+    )
+    # Each chunk costs a model call: a 10,000-page PDF or 20 MB of one-line text would take
+    # days on a small machine. The largest page of the Python docs is about 150 chunks.
+    max_chunks_per_source: int = setting(
+        2_000,
+        "A source that splits into more chunks is not indexed (reported failed, naming this "
+        "setting); 0: no limit.",
+    )
+    summary_concurrency: int = setting(2, "Summary calls to Ollama running at once.")
+    ingest_lock_seconds: float = setting(
+        60.0,
+        "Lease (seconds) an ingest or delete holds on each source it changes, renewed every "
+        "third of it; a killed process's lease ends after it.",
+    )
+    ingest_lock_wait_seconds: float = setting(
+        600.0,
+        "Seconds an ingest waits for a source another one holds before reporting it failed "
+        "(a delete does not wait: HTTP 409).",
+    )
+    summary_timeout: float = setting(
+        300.0, "Seconds per summary call, including the wait in Ollama's queue."
+    )
+    summary_retries: int = setting(3, "Retries of a failed summary call.")
+    summary_slow_seconds: float = setting(
+        60.0, "A summary call slower than this (seconds) is logged and counted in the report."
+    )
+    # Kept below summary_max_words (about 0.75 words per token), so that a reply cut by the
+    # limit is not "too_long".
+    summary_max_tokens: int = setting(
+        120, "The longest summary the model may write (tokens, Ollama's num_predict)."
+    )
+    summary_prompt_version: PromptVersion = setting(
+        "v2",
+        "The summary prompt (service/ingest/summarize.py); part of each summary's id.",
+    )
+    summary_guard: bool = setting(
+        True,
+        "Check every summary (docs/summary-quality.md): retry a flagged one with a stricter "
+        "prompt, then store an extractive one.",
+    )
+    summary_min_words: int = setting(4, "Guard: a summary of fewer words is `empty`.")
+    summary_max_words: int = setting(100, "Guard: a summary of more words is `too_long`.")
+    summary_max_copied_share: float = setting(
+        0.5, "Guard: the most of a summary's words that may lie in 8+-word spans copied."
+    )
+    summary_max_repeated_share: float = setting(
+        0.2, "Guard: the most of a summary's 5-grams that may repeat."
+    )
+    summary_min_shared_terms: int = setting(
+        1, "Guard: salient chunk terms (header words, identifiers) a summary must mention."
+    )
+    summary_max_invented_claims: int = setting(
+        1,
+        "Guard (`invented`): numbers, URLs, names or code identifiers a summary may add "
+        "that its chunk, headers and title lack; 0: not checked.",
+    )
+    summary_max_unsupported_share: float = setting(
+        0.15,
+        "Guard (`invented`): the most of a summary's content words its chunk may lack; "
+        "0: not checked.",
+    )
+    embedding_batch_size: int = setting(32, "Document texts sent in one embedding call.")
+    query_embedding_batch_size: int = setting(
+        32,
+        "The most query texts of concurrent searches sent in one embedding call (those "
+        "arriving during a call share the next); 1: each search makes its own call.",
+    )
+    vision_model: str = setting(
+        "",
+        "An Ollama model with the `vision` capability that captions PDF images (another is "
+        "refused before any image is sent); empty: off, images are only counted.",
+    )
 
-    # URL sources: how many levels of same-site links to follow, and at most how many pages.
-    crawl_depth: int = 0
-    max_pages: int = 200
-    # Hosts or networks (comma-separated: "docs.internal, 10.0.0.0/8") that a URL ingest
-    # over the HTTP API may reach although they are loopback or private; every other
-    # such address is refused (loaders/addresses.py). The CLI does not check addresses.
-    fetch_allow: str = ""
-    # The whole fetch of one URL (its redirects and body included) must end within this
-    # many seconds, so a server trickling a byte at a time cannot hold a fetch forever.
-    fetch_deadline: float = 60.0
-    # What a small source may expand to (loaders/options.py; docs/reliability.md,
-    # "Decompression bombs"): tags of an HTML page or of a Word file's XML; a Word file's
-    # (zip) members, what they inflate to together, and how many times its compressed size
-    # any member over 1 MiB may inflate to; a PDF's pages, the characters of text on one
-    # page, the things (text, paths, images, clips) the whole document draws, and what its
-    # content streams inflate to (each form as often as drawn). A source over one is
-    # refused, its reason saying which limit and its value.
-    max_markup_tags: int = 500_000
-    max_archive_members: int = 10_000
-    max_inflated_bytes: int = 100_000_000
-    max_compression_ratio: int = 100
-    max_pdf_pages: int = 5_000
-    max_page_chars: int = 200_000
-    max_pdf_operations: int = 5_000_000
-    max_pdf_content_bytes: int = 100_000_000
+    crawl_depth: int = setting(0, "URL sources: levels of same-site links to follow.")
+    max_pages: int = setting(200, "URL sources: pages fetched at most.")
+    fetch_allow: str = setting(
+        "",
+        "Hosts or networks (comma-separated: `docs.internal, 10.0.0.0/8`) a URL ingest over "
+        "the HTTP API may reach although loopback or private (the CLI does not check).",
+    )
+    fetch_deadline: float = setting(
+        60.0, "Seconds for the whole fetch of one URL, its redirects and body included."
+    )
+    # What a small source may expand to (docs/reliability.md, "Decompression bombs"). A
+    # source over one is refused, its reason saying which limit and its value.
+    max_markup_tags: int = setting(
+        500_000, "Tags of an HTML page or of a Word file's XML, at most."
+    )
+    max_archive_members: int = setting(10_000, "Members of a Word file (zip), at most.")
+    max_inflated_bytes: int = setting(
+        100_000_000, "Bytes a Word file's members inflate to together, at most."
+    )
+    max_compression_ratio: int = setting(
+        100, "How many times its compressed size a Word file's member over 1 MiB may inflate."
+    )
+    max_pdf_pages: int = setting(5_000, "Pages of a PDF, at most.")
+    max_page_chars: int = setting(200_000, "Characters of text on one PDF page, at most.")
+    max_pdf_operations: int = setting(
+        5_000_000, "Things (text, paths, images, clips) a whole PDF draws, at most."
+    )
+    max_pdf_content_bytes: int = setting(
+        100_000_000,
+        "Bytes a PDF's content streams inflate to (each form as often as drawn), at most.",
+    )
 
-    # Search defaults (service/query/search.py; the measurements behind them: docs/eval.md).
-    search_k: int = 5
-    search_alpha: float = 0.5
-    search_mode: Mode = "joint"
-    # `joint` mode: which vector of each chunk's summary it reads (context: the summary
-    # and the chunk embedded together; summary: the summary alone), that vector's share
-    # of the vector score (the rest: the chunk's own vector), and the weight of the
-    # summary's words in BM25 against the chunk's (0: BM25 reads the chunk only).
-    search_summary_vector: SummaryVector = "context"
-    search_summary_weight: float = 1.0
-    search_summary_keyword_weight: float = 0.5
-    # The token budget of a search given as context (MCP `search_docs`, and POST /search
-    # with `expand: section` but no `max_tokens`) and of a page of read text.
-    search_max_tokens: int = 5000
-    # A summary whose embedding's cosine similarity to its chunk's is below this is kept in
-    # SummarizedDocuments but not attached to its chunk (service/ingest/attach.py).
-    summary_min_similarity: float = 0.0
-    # Absolute relevance gate: a hit whose embedding is farther than this cosine distance
-    # from the query is dropped (0 disables). Weaviate's hybrid scores are normalized per
-    # query, so they cannot serve as such a gate.
-    max_vector_distance: float = 0.0
-    # The gate `ask` uses unless told otherwise: a question whose passages are all farther
-    # than this is answered "I don't know" without an LLM call. 0.75 is measured for
-    # all-minilm-l6-v2 on the Python tutorial (docs/eval.md); re-measure with
+    # The measurements behind the search defaults: docs/eval.md.
+    search_k: int = setting(5, "Hits of a search unless the request says otherwise.")
+    search_alpha: float = setting(
+        0.5, "Hybrid search's balance: 0 keyword (BM25) only, 1 vector only."
+    )
+    search_mode: Mode = setting(
+        "joint", "The search mode unless the request says otherwise (README, Search modes)."
+    )
+    search_summary_vector: SummaryVector = setting(
+        "context",
+        "`joint` mode: the summary vector it reads (`context`: summary and chunk embedded "
+        "together; `summary`: the summary alone).",
+    )
+    search_summary_weight: float = setting(
+        1.0,
+        "`joint` mode: the summary vector's share of the vector score, 0 to 1 (the rest: the "
+        "chunk's own vector).",
+    )
+    search_summary_keyword_weight: float = setting(
+        0.5,
+        "`joint` mode: the weight of the summary's words in BM25 against the chunk's, 0 to 1 "
+        "(0: BM25 reads the chunk only).",
+    )
+    search_max_tokens: int = setting(
+        5000,
+        "Token budget of a search given as context (MCP `search_docs`, `POST /search` with "
+        "`expand: section`) and of a page of read text, 500 to 100000.",
+    )
+    summary_min_similarity: float = setting(
+        0.0,
+        "A summary whose embedding's cosine similarity to its chunk's is lower is stored but "
+        "not attached to its chunk; `synopsis reattach` applies a change without model calls.",
+    )
+    # Weaviate's hybrid scores are normalized per query, so they cannot serve as such a gate.
+    max_vector_distance: float = setting(
+        0.0,
+        "Relevance gate: a hit farther than this cosine distance from the query is dropped; "
+        "0: off.",
+    )
+    # Why 0.75: docs/eval.md (all-minilm-l6-v2 on the Python tutorial); re-measure with
     # `synopsis eval --sweep` for another embedding model.
-    answer_max_vector_distance: float = 0.75
-    answer_max_tokens: int = 300  # num_predict of an answer
-    # `ask` answers "I don't know" without an LLM call when the question names something
-    # (a proper noun such as "Go", an acronym, a code identifier) that none of the
-    # retrieved passages mention (service/query/answer.py, `missing_terms`).
-    answer_term_check: bool = True
-    # The grounding check of a generated answer (service/query/grounding.py): each sentence
-    # needs at least this share of its content words in a passage it cites (or the best
-    # passage), or the answer is replaced by the extractive one. 0.7: on both question
-    # sets every reply that passed at 0.6 was wrong, and 0.7 removed some on both
-    # (docs/answers.md); no correct reply was seen, so re-measure for a larger answer model.
-    answer_min_support: float = 0.7
-    # Conversations (POST /conversations, service/conversations/): the turns kept per
-    # conversation (older ones are dropped), and how a follow-up becomes a search query:
-    # "previous" (the previous turn's query, then the follow-up), "model" (the answer
-    # model rewrites it from the last `conversation_context_turns` turns; "previous" when
-    # the reply is unusable), "none" (as asked). docs/conversations.md measures the three:
-    # with SmolLM2-135M, "previous" finds the section best and costs no model call.
-    conversation_max_turns: int = 20
-    conversation_context_turns: int = 3
-    conversation_rewrite: RewriteMethod = "previous"
-    # At most this many conversations per API key (0: no cap), counted atomically across
-    # processes; a key at its cap gets 429 until it deletes one or one expires.
-    conversations_per_key: int = 1_000
+    answer_max_vector_distance: float = setting(
+        0.75,
+        "`ask`'s relevance gate: a question whose passages are all farther (cosine distance) "
+        'is answered "I don\'t know" without a model call; 0: off.',
+    )
+    answer_max_tokens: int = setting(
+        300, "The longest answer the model may write (tokens, Ollama's num_predict)."
+    )
+    answer_term_check: bool = setting(
+        True,
+        '`ask` answers "I don\'t know" without a model call when the question names something '
+        "(a proper noun, an acronym, a code identifier) no retrieved passage mentions.",
+    )
+    # Why 0.7: docs/answers.md (re-measure for a larger answer model).
+    answer_min_support: float = setting(
+        0.7,
+        "Grounding check: the share of each answer sentence's content words a cited passage "
+        "must hold, 0 to 1, or the answer is replaced by the extractive one.",
+    )
+    # Why "previous": docs/conversations.md measures the three methods.
+    conversation_max_turns: int = setting(
+        20, "Turns kept per conversation (older ones are dropped)."
+    )
+    conversation_context_turns: int = setting(
+        3, "The last turns a `model` rewrite of a follow-up reads."
+    )
+    conversation_rewrite: RewriteMethod = setting(
+        "previous",
+        "How a follow-up becomes a search query: after the previous turn's query "
+        "(`previous`), rewritten by the answer model (`model`), or as asked (`none`).",
+    )
+    conversations_per_key: int = setting(
+        1_000,
+        "Conversations one API key may keep (a key at its cap gets 429); 0: no cap.",
+    )
 
-    # Retention (service/retention.py). Every service process sweeps each
-    # `retention_sweep_seconds` (0: never) and removes jobs that ended more than
-    # `jobs_retention_days` ago (with their uploads and claims), the uploads of jobs that
-    # ended without `done` (kept for a retry) after `uploads_retention_days`, and
-    # conversations idle for `conversations_retention_days`; it also removes ended
-    # leases, frees job and conversation slots whose holder is gone, and finishes deletes
-    # that stopped part-way. 0 days: kept for ever.
-    retention_sweep_seconds: float = 3600.0
-    jobs_retention_days: float = 30.0
-    uploads_retention_days: float = 7.0
-    conversations_retention_days: float = 30.0
+    retention_sweep_seconds: float = setting(
+        3600.0,
+        "How often (seconds) each service process removes what is no longer kept, ended "
+        "leases and stale slots; 0: never.",
+    )
+    jobs_retention_days: float = setting(
+        30.0, "Jobs that ended longer ago (days) are removed, with their uploads; 0: kept."
+    )
+    uploads_retention_days: float = setting(
+        7.0,
+        "The uploads of jobs that ended without `done` (kept for a retry) are removed after "
+        "this many days; 0: kept.",
+    )
+    conversations_retention_days: float = setting(
+        30.0, "Conversations idle this many days are removed; 0: kept."
+    )
 
-    # The HTTP API (`synopsis serve`): loopback by default; a container sets 0.0.0.0.
-    api_host: str = "127.0.0.1"
-    api_port: int = 8000
-    # Worker processes of `synopsis serve`; each opens its own connections, and the
-    # metrics add up across them (service/edges/api/metrics.py).
-    api_workers: int = 1
-    # API keys (service/edges/api/security.py), sent as `Authorization: Bearer <key>`: read
-    # keys may search, ask and list; write keys may also ingest, delete and manage jobs.
-    # Comma-separated; kept out of repr so that printing the settings never shows a key.
-    api_read_keys: str = field(default="", repr=False)
-    api_write_keys: str = field(default="", repr=False)
-    # A file of `read <key>` / `write <key>` lines (`#` comments), e.g. a container secret;
-    # empty: none. Its keys add to the two lists above.
-    api_keys_file: str = ""
-    # With no key configured the API is open to anyone who reaches it, so `synopsis serve`
-    # refuses a non-loopback host unless this is set explicitly.
-    api_allow_open: bool = False
-    # Host names the API answers to (the Host header, port aside), comma-separated;
-    # "*.corp" for every name under corp, "*" for any. Empty: the loopback names
-    # (localhost, *.localhost, 127.0.0.0/8, ::1) and api_host. A name not served is a 400,
-    # so that a name of an attacker's that resolves to this machine (DNS rebinding) gets
-    # nothing (service/edges/api/crosssite.py). /health and /ready answer any name.
-    api_allowed_hosts: str = ""
-    # Request limits; a request over one is refused with a 4xx naming the field.
-    api_max_query_chars: int = 4000  # of a search query or a question
-    api_max_k: int = 100  # results of a search (an answer cites at most 20 passages)
-    api_max_body_bytes: int = 1_048_576  # of a JSON request body (413 beyond)
-    # Model calls of the API (answers, conversation turns, document summaries) run on
-    # threads of their own, this many at a time per service process (a streamed answer
-    # takes one of these slots too); searches, listings and job polls never wait for
-    # them. An API key (without keys: everyone) may have this many running or waiting at
-    # once; one more is refused with 429 and Retry-After (service/edges/api/llm_work.py).
-    api_llm_workers: int = 4
-    api_llm_per_key: int = 2
+    api_host: str = setting(
+        "127.0.0.1", "The address `synopsis serve` listens on (a container sets 0.0.0.0)."
+    )
+    api_port: int = setting(8000, "The port `synopsis serve` listens on.")
+    api_workers: int = setting(
+        1,
+        "Worker processes of `synopsis serve`; each opens its own connections, and the "
+        "metrics add up across them.",
+    )
+    api_read_keys: str = setting(
+        "",
+        "API keys (comma-separated) that may search, ask and list; never printed.",
+        secret=True,
+    )
+    api_write_keys: str = setting(
+        "",
+        "API keys (comma-separated) that may also ingest, delete and manage jobs; never printed.",
+        secret=True,
+    )
+    api_keys_file: str = setting(
+        "",
+        "A file of `read <key>` / `write <key>` lines (`#` comments) whose keys add to the "
+        "two lists; empty: none.",
+    )
+    api_allow_open: bool = setting(
+        False,
+        "Let `synopsis serve` listen on a non-loopback host with no API key configured (open "
+        "to anyone who reaches it).",
+    )
+    # A name not served is a 400, so a name of an attacker's that resolves to this machine
+    # (DNS rebinding) gets nothing (service/edges/api/crosssite.py).
+    api_allowed_hosts: str = setting(
+        "",
+        "Host names the API answers to (comma-separated; `*.corp`: every name under corp, "
+        "`*`: any); empty: the loopback names and `api_host`. /health and /ready answer any.",
+    )
+    api_max_query_chars: int = setting(
+        4000, "Characters of a search query or a question, at most (400 beyond)."
+    )
+    api_max_k: int = setting(
+        100, "Hits of one search, at most 100 (an answer cites at most 20 passages)."
+    )
+    api_max_body_bytes: int = setting(
+        1_048_576, "Bytes of a JSON request body, at most (413 beyond)."
+    )
+    api_llm_workers: int = setting(
+        4,
+        "Model calls (answers, conversation turns, document summaries) one service process "
+        "runs at once, on threads of their own.",
+    )
+    api_llm_per_key: int = setting(
+        2,
+        "Model calls one API key (without keys: everyone) may have running or waiting; one "
+        "more is 429 with Retry-After.",
+    )
 
-    # Ingest jobs of the HTTP API (service/jobs/): jobs run at a time per service process
-    # (0: this process only queues them, others run them), queued jobs at most (a full
-    # queue answers 429), queued or running jobs per API key.
-    jobs_workers: int = 1
-    jobs_queue_size: int = 100
-    jobs_per_key: int = 10
-    # A running job whose worker has not written a heartbeat for this long is
-    # `interrupted` (its service process stopped or was killed); heartbeats come every
-    # third of it. How often each service process looks for queued jobs (less than a
-    # third of the lease, so heartbeats keep up).
-    jobs_lease_seconds: float = 30.0
-    jobs_poll_seconds: float = 1.0
-    # A job that makes no progress (no chunk written, no summary finished) for this long
-    # is `interrupted`, and stops sending heartbeats: a call that hangs. Keep it above
-    # the longest single step, `summary_timeout` (a summary that times out falls back to
-    # an extractive one, which is progress).
-    jobs_stall_seconds: float = 900.0
-    # A job that runs longer than this is `interrupted` (0: no limit); a retry goes on
-    # where it stopped. 12 h: about 10,000 summaries at 4 s each.
-    jobs_max_seconds: float = 43_200.0
-    # Uploads (POST /documents, multipart): bytes per file, per request, files per request;
-    # URL ingests: crawl depth and pages at most.
-    api_max_upload_file_bytes: int = 20_000_000
-    api_max_upload_bytes: int = 50_000_000
-    api_max_upload_files: int = 50
-    api_max_crawl_depth: int = 5
-    api_max_crawl_pages: int = 1_000
-    # Directories (comma-separated absolute paths) under which POST /sources may register
-    # a directory source; empty: the API registers none (the CLI registers any).
-    api_source_directories: str = ""
-    # How often each service process probes Weaviate's readiness; while the last probe
-    # failed, requests that need Weaviate are answered 503 at once (api/watch.py).
-    api_weaviate_probe_seconds: float = 2.0
+    jobs_workers: int = setting(
+        1, "Ingest jobs one service process runs at a time; 0: it only queues them."
+    )
+    jobs_queue_size: int = setting(100, "Queued jobs at most; a full queue answers 429.")
+    jobs_per_key: int = setting(10, "Queued or running jobs of one API key, at most.")
+    jobs_lease_seconds: float = setting(
+        30.0,
+        "A running job without a heartbeat for this long (seconds) is `interrupted`; "
+        "heartbeats come every third of it.",
+    )
+    jobs_poll_seconds: float = setting(
+        1.0,
+        "How often (seconds) each service process looks for queued jobs; less than a third "
+        "of the lease.",
+    )
+    # Keep it above the longest single step, `summary_timeout` (a summary that times out
+    # falls back to an extractive one, which is progress).
+    jobs_stall_seconds: float = setting(
+        900.0,
+        "A job with no progress (no chunk written, no summary finished) for this long "
+        "(seconds) is `interrupted`.",
+    )
+    # 12 h: about 10,000 summaries at 4 s each.
+    jobs_max_seconds: float = setting(
+        43_200.0,
+        "A job running longer (seconds) is `interrupted` (a retry goes on where it stopped); "
+        "0: no limit.",
+    )
+    api_max_upload_file_bytes: int = setting(
+        20_000_000, "Bytes of one uploaded file (or inline `content`), at most."
+    )
+    api_max_upload_bytes: int = setting(
+        50_000_000, "Bytes of one `POST /documents` request, at most."
+    )
+    api_max_upload_files: int = setting(50, "Files of one `POST /documents` request, at most.")
+    api_max_crawl_depth: int = setting(5, "`crawl_depth` of a URL job over the API, at most.")
+    api_max_crawl_pages: int = setting(1_000, "`max_pages` of a URL job over the API, at most.")
+    api_source_directories: str = setting(
+        "",
+        "Absolute directories (comma-separated) under which `POST /sources` may register a "
+        "directory source; empty: none (the CLI registers any).",
+    )
+    api_weaviate_probe_seconds: float = setting(
+        2.0,
+        "How often (seconds) each service process probes Weaviate; while the last probe "
+        "failed, requests that need it are answered 503 at once.",
+    )
 
-    # The local stack: versions, loopback ports and limits.
-    weaviate_version: str = "1.39.0"
-    ollama_version: str = "0.24.0"
-    local_weaviate_port: int = 18080
-    local_weaviate_grpc_port: int = 15051
-    local_ollama_port: int = 11435
-    # Weaviate servers of the local stack: 1, or 3 for a cluster on loopback (`synopsis stack
-    # up --nodes 3`). Node 0 takes the ports above; node i takes them + 10·i (HTTP, gRPC, and
-    # its own HTTP port + 1…4 for gossip, data, raft and raft RPC). Clients use node 0.
-    weaviate_nodes: int = 1
-    weaviate_memory_limit: str = "2GiB"
-    stack_start_timeout: float = 120.0
-    # Build the local Ollama for this machine's CPU (-march=native): much faster inference,
-    # and the cache key includes the CPU's flags so the binary is never reused elsewhere.
-    ollama_native_build: bool = True
+    weaviate_version: str = setting("1.39.0", "The Weaviate version the local stack builds.")
+    ollama_version: str = setting("0.24.0", "The Ollama version the local stack builds.")
+    local_weaviate_port: int = setting(
+        18080,
+        "The local Weaviate's HTTP port (loopback); its cluster ports are this + 1…4.",
+    )
+    local_weaviate_grpc_port: int = setting(15051, "The local Weaviate's gRPC port (loopback).")
+    local_ollama_port: int = setting(11435, "The local Ollama's port (loopback).")
+    weaviate_nodes: int = setting(
+        1,
+        "Weaviate servers of the local stack: 1, or 3 for a cluster on loopback whose node i "
+        "takes the ports + 10·i (clients use node 0).",
+    )
+    weaviate_memory_limit: str = setting(
+        "2GiB", "Go's soft memory limit (GOMEMLIMIT) of each local Weaviate server."
+    )
+    stack_start_timeout: float = setting(
+        120.0, "Seconds `synopsis stack up` waits for a local server to be ready."
+    )
+    ollama_native_build: bool = setting(
+        True,
+        "Build the local Ollama for this CPU (-march=native; the cache key includes the CPU's "
+        "flags, so the binary is never reused elsewhere).",
+    )
 
     def __post_init__(self) -> None:
         self._check_choices()
@@ -577,6 +872,11 @@ class Settings:
     def choices(cls) -> dict[str, tuple[object, ...]]:
         """The fields that take one of a fixed set of values, each with its values in order."""
         return dict(_choices())
+
+    @classmethod
+    def descriptions(cls) -> dict[str, str]:
+        """What every field does, in one line (empty for a field given none)."""
+        return {f.name: str(f.metadata.get(DOC, "")) for f in dataclasses.fields(cls)}
 
     @classmethod
     def env_names(cls) -> dict[str, str]:

@@ -10,7 +10,7 @@ import pytest
 from service.errors import ConfigurationError, SynopsisError
 from service.ingest.summarize import PROMPTS
 from service.query.modes import MODES
-from service.settings import PROMPT_VERSIONS, Settings
+from service.settings import PROMPT_VERSIONS, TOPICS, Settings
 
 
 def test_env_names() -> None:
@@ -421,3 +421,17 @@ def test_the_choices_are_what_the_code_serves() -> None:
     """The prompt versions are those with a prompt, the search modes those search runs."""
     assert set(PROMPT_VERSIONS) == set(PROMPTS)
     assert CHOICES["search_mode"] == MODES
+
+
+def test_every_field_says_what_it_does_in_one_line() -> None:
+    """A new field needs `setting(default, "what it does")`: docs/configuration.md shows it."""
+    for name, description in Settings.descriptions().items():
+        assert description, f"{name} has no description"
+        assert "\n" not in description, name
+        assert description.endswith("."), name
+
+
+def test_every_field_is_in_exactly_one_topic() -> None:
+    """A new field needs a place in `TOPICS`, which docs/configuration.md follows."""
+    listed = [name for members in TOPICS.values() for name in members]
+    assert sorted(listed) == sorted(Settings.env_names())
