@@ -1,0 +1,108 @@
+"""Write docs/configuration.md from the `Settings` fields: every variable, its type, its
+default, its allowed values where they are fixed, and what it does, by topic.
+
+uv run python scripts/config_docs.py          # rewrite docs/configuration.md
+uv run python scripts/config_docs.py --check  # exit 1 if docs/configuration.md is out of date
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+import typing
+from pathlib import Path
+
+from service.settings import TOPICS, Settings
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+
+#: How each field type is written in the table.
+_KINDS = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "text",
+    Path: "path",
+}
+
+
+def _kind(hint: object, choices: tuple[object, ...] | None) -> str:
+    if choices is not None:
+        return "one of " + ", ".join(f"`{value}`" for value in choices)
+    return _KINDS[hint]  # type: ignore[index]
+
+
+def _default(field: dataclasses.Field[object]) -> str:
+    if field.default_factory is not dataclasses.MISSING:
+        # Computed on each machine: say how, not this machine's value.
+        doc = inspect.getdoc(field.default_factory) or ""
+        return doc.splitlines()[0] if doc else "computed"
+    value = field.default
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, float):
+        return f"`{value:g}`"
+    if value == "":
+        return "empty"
+    return f"`{value}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render() -> str:
+    """docs/configuration.md as it should be."""
+    hints = typing.get_type_hints(Settings)
+    fields = {field.name: field for field in dataclasses.fields(Settings)}
+    names = Settings.env_names()
+    choices = Settings.choices()
+    descriptions = Settings.descriptions()
+    parts = [
+        "# Configuration\n",
+        "Generated from `service/settings.py` by `uv run python scripts/config_docs.py`; "
+        "`tests/test_config_docs.py` fails when it is out of date.\n",
+        "Synopsis reads its settings once, from environment variables: the field `name` of "
+        "`Settings` is set by `SYNOPSIS_<NAME>`, and a variable left unset keeps its "
+        "default. A boolean is `true`/`false`, `1`/`0`, `yes`/`no` or `on`/`off`; "
+        "surrounding spaces are ignored. A value of the wrong type, outside its allowed "
+        "values, or outside the bounds the settings check (ports, shares, limits of at "
+        "least 1, …) is refused when the settings are read, at the start of a command or "
+        "of the service, with one line naming the variable.\n",
+        "Topics: " + ", ".join(f"[{topic}](#{_anchor(topic)})" for topic in TOPICS) + ".\n",
+    ]
+    for topic, members in TOPICS.items():
+        rows = [
+            f"## {topic}\n",
+            "| variable | type | default | what it does |",
+            "|---|---|---|---|",
+        ]
+        for name in members:
+            field = fields[name]
+            rows.append(
+                f"| `{names[name]}` | {_cell(_kind(hints[name], choices.get(name)))} "
+                f"| {_cell(_default(field))} | {_cell(descriptions[name])} |"
+            )
+        parts.append("\n".join(rows) + "\n")
+    return "\n".join(parts)
+
+
+def _anchor(title: str) -> str:
+    """The anchor GitHub gives a heading."""
+    kept = "".join(c for c in title.lower() if c.isalnum() or c in " -")
+    return kept.replace(" ", "-")
+
+
+def main() -> int:
+    text = render()
+    if "--check" in sys.argv[1:]:
+        return 0 if DOCS.is_file() and DOCS.read_text() == text else 1
+    DOCS.parent.mkdir(exist_ok=True)
+    DOCS.write_text(text)
+    print(f"wrote {DOCS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
