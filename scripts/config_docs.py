@@ -52,6 +52,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _with_variables(text: str, names: dict[str, str]) -> str:
+    """`text` with every field named in backquotes written as its variable."""
+    for name, variable in names.items():
+        text = text.replace(f"`{name}`", f"`{variable}`")
+    return text
+
+
 def render() -> str:
     """docs/configuration.md as it should be."""
     hints = typing.get_type_hints(Settings)
@@ -79,10 +86,11 @@ def render() -> str:
             "|---|---|---|---|",
         ]
         for name in members:
-            field = fields[name]
+            kind = _kind(hints[name], choices.get(name))
+            description = _with_variables(descriptions[name], names)
             rows.append(
-                f"| `{names[name]}` | {_cell(_kind(hints[name], choices.get(name)))} "
-                f"| {_cell(_default(field))} | {_cell(descriptions[name])} |"
+                f"| `{names[name]}` | {_cell(kind)} | {_cell(_default(fields[name]))} "
+                f"| {_cell(description)} |"
             )
         parts.append("\n".join(rows) + "\n")
     return "\n".join(parts)

@@ -386,7 +386,7 @@ class Settings:
     summary_min_words: int = setting(4, "Guard: a summary of fewer words is `empty`.")
     summary_max_words: int = setting(100, "Guard: a summary of more words is `too_long`.")
     summary_max_copied_share: float = setting(
-        0.5, "Guard: the most of a summary's words that may lie in 8+-word spans copied."
+        0.5, "Guard: the most of a summary's words in spans of 8+ words copied from its chunk."
     )
     summary_max_repeated_share: float = setting(
         0.2, "Guard: the most of a summary's 5-grams that may repeat."
