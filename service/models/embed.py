@@ -11,6 +11,7 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar, runtime_checkable
 
 import httpx
@@ -25,6 +26,9 @@ from service.settings import Settings
 __all__ = ["BatchQueryEmbeddings", "Embedder", "OllamaEmbeddingModel", "ollama_embeddings"]
 
 _T = TypeVar("_T")
+
+#: Threads in which async callers' queries wait for their (shared) embedding call.
+_QUERY_THREADS = 64
 
 
 @runtime_checkable
@@ -135,6 +139,7 @@ class Embedder:
         #: that shared a call count once); read by the API's metrics.
         self.calls = 0
         self.query_batcher: QueryBatcher | None = None
+        self._query_pool: ThreadPoolExecutor | None = None
         if isinstance(embeddings, BatchQueryEmbeddings) and query_batch_size > 1:
             self.query_batcher = QueryBatcher(
                 self._embed_queries,
@@ -229,10 +234,23 @@ class Embedder:
             cached = self._cache.get(text)
         if cached is not None:
             return cached
-        return await asyncio.to_thread(self.embed_query, text)
+        if self.query_batcher is None:
+            return await asyncio.to_thread(self.embed_query, text)
+        # Its own threads: a query waiting for a shared call blocks one, and the event
+        # loop's default pool (CPUs + 4 threads) would let only that many requests' queries
+        # wait at once, and so share a call.
+        with self._lock:
+            if self._query_pool is None:
+                self._query_pool = ThreadPoolExecutor(
+                    max_workers=_QUERY_THREADS, thread_name_prefix="synopsis-query-embed"
+                )
+            pool = self._query_pool
+        return await asyncio.get_running_loop().run_in_executor(pool, self.embed_query, text)
 
     def close(self) -> None:
-        """Close the embedding model's HTTP clients."""
+        """Close the embedding model's HTTP clients (and the threads of async queries)."""
+        if self._query_pool is not None:
+            self._query_pool.shutdown(wait=False)
         close_ollama_clients(self._embeddings)
         if isinstance(self._embeddings, OllamaEmbeddingModel):
             self._embeddings.close()

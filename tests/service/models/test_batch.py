@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -277,3 +278,29 @@ def test_an_unexpected_error_still_releases_the_callers_and_the_slot() -> None:
 def test_limits_below_one_are_refused(max_batch: int, max_in_flight: int) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         QueryBatcher(lambda texts: [], max_batch=max_batch, max_in_flight=max_in_flight)
+
+
+def test_async_queries_of_concurrent_requests_share_a_call_beyond_the_loops_threads() -> None:
+    # The event loop's default pool has CPUs + 4 threads; 20 requests' queries must all be
+    # able to wait for the running call, and then share the next one.
+    model = GatedModel()
+    embedder = Embedder(model, model="fake", query_cache_size=0)
+    batcher = embedder.query_batcher
+    assert batcher is not None
+    texts = [f"async query {n}" for n in range(20)]
+
+    async def scenario() -> list[list[float]]:
+        model.gate.clear()
+        first = asyncio.ensure_future(embedder.aembed_query("first"))
+        await asyncio.to_thread(model.entered.acquire, True, 5)
+        rest = [asyncio.ensure_future(embedder.aembed_query(text)) for text in texts]
+        await asyncio.to_thread(wait_queued, batcher, len(texts))
+        model.gate.set()
+        await first
+        return list(await asyncio.gather(*rest))
+
+    try:
+        assert asyncio.run(scenario()) == [vector_of(text) for text in texts]
+    finally:
+        embedder.close()
+    assert [len(call) for call in model.calls] == [1, 20]
