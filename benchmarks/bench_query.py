@@ -638,6 +638,9 @@ def main() -> None:
         (f"{variable}={os.environ[variable]} " if variable in os.environ else "")
         + "uv run python benchmarks/bench_query.py"
         + (f" --prefix {args.prefix}" if args.prefix else "")
+        + (f" --requests {args.requests}" if args.requests != 200 else "")
+        + (f" --rounds {args.rounds}" if args.rounds != 2 else "")
+        + (f" --callers {' '.join(map(str, args.callers))}" if args.callers != [1, 8, 32] else "")
         + (" --skip-refs" if args.skip_refs else "")
         + (f" --section {args.section}" if args.section != "query" else "")
     )
