@@ -672,9 +672,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
-    variable = Settings.env_names()["query_embedding_batch_size"]
+    names = Settings.env_names()
+    variables = [names["query_embedding_batch_size"], names["query_embedding_timeout"]]
     command = (
-        (f"{variable}={os.environ[variable]} " if variable in os.environ else "")
+        "".join(f"{name}={os.environ[name]} " for name in variables if name in os.environ)
         + "uv run python benchmarks/bench_query.py"
         + (f" --prefix {args.prefix}" if args.prefix else "")
         + (f" --requests {args.requests}" if args.requests != 200 else "")
