@@ -22,6 +22,8 @@ from service.settings import Settings
 from service.stack import LocalStack, StackStatus
 
 if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
+    import datetime as dt
+
     from loaders import LoadOptions
     from service.ingest.pipeline import IngestEvent
     from service.query.answer import Answer
@@ -645,20 +647,40 @@ def sources() -> None:
     show_default=True,
     help="For a site: stop after this many pages (0: SYNOPSIS_MAX_PAGES).",
 )
+@click.option(
+    "--interval",
+    default="",
+    help="Sync it this long after its last sync ended (1d, 6h, 1h30m, 15m; at least 1m), "
+    "as a job of the job workers of `synopsis serve`; without it, only when asked.",
+)
 @click.pass_obj
 @_one_line_errors
 def sources_add(
-    settings: Settings, name: str, location: str, kind: str, crawl_depth: int, max_pages: int
+    settings: Settings,
+    name: str,
+    location: str,
+    kind: str,
+    crawl_depth: int,
+    max_pages: int,
+    interval: str,
 ) -> None:
     """Register LOCATION as the source NAME (nothing is fetched until `sources sync`).
 
     NAME: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or a digit."""
-    from service.sources import new_source
+    from service.sources import format_interval, new_source
 
-    source = new_source(name, location, kind=kind, crawl_depth=crawl_depth, max_pages=max_pages)
+    source = new_source(
+        name,
+        location,
+        kind=kind,
+        crawl_depth=crawl_depth,
+        max_pages=max_pages,
+        interval=interval,
+    )
     with _open(settings) as synopsis:
         synopsis.registered_sources.add(source)
-    click.echo(f"registered {name}: {source.kind} {source.location}")
+    every = f", synced every {format_interval(source.interval_seconds)}" if interval else ""
+    click.echo(f"registered {name}: {source.kind} {source.location}{every}")
 
 
 @sources.command("list")
@@ -667,6 +689,8 @@ def sources_add(
 @_one_line_errors
 def sources_list(settings: Settings, as_json: bool) -> None:
     """Every registered source with its page count and its last sync."""
+    from service.sources import format_interval, next_sync_at
+
     with _open(settings) as synopsis:
         registered = synopsis.registered_sources.list()
     if as_json:
@@ -680,6 +704,9 @@ def sources_list(settings: Settings, as_json: bool) -> None:
                 "pages": len(s.pages),
                 "created_at": s.created_at.isoformat(),
                 "synced_at": s.synced_at.isoformat() if s.synced_at else None,
+                "attempted_at": s.attempted_at.isoformat() if s.attempted_at else None,
+                "interval_seconds": s.interval_seconds,
+                "next_sync_at": _iso(next_sync_at(s)),
                 "last_report": s.last_report.to_dict() if s.last_report else None,
             }
             for s in registered
@@ -688,10 +715,15 @@ def sources_list(settings: Settings, as_json: bool) -> None:
         return
     for s in registered:
         synced = f"{s.synced_at:%Y-%m-%d %H:%M}" if s.synced_at else "never synced"
-        click.echo(f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}")
+        every = f"  every {format_interval(s.interval_seconds)}" if s.interval_seconds else ""
+        click.echo(f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}{every}")
         if s.last_report is not None:
             click.echo(f"    last sync: {s.last_report.summary_line()}")
     click.echo(f"{len(registered)} registered sources")
+
+
+def _iso(moment: dt.datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
 
 
 @sources.command("sync")

@@ -13,12 +13,14 @@ thread, every `jobs_poll_seconds`:
    progress within `stall` seconds (every third of the lease). The heartbeat says the job
    moves, not that this poller runs: a job stuck in a call stops beating;
 3. claims queued jobs, oldest first, while fewer than `jobs_workers` run here. The claim
-   (`JobStore.claim`) is won by one process only.
+   (`JobStore.claim`) is won by one process only;
+4. queues the syncs of registered sources that are due (`service.jobs.schedule`), when
+   it was given a scheduler.
 
-A job runs on a worker thread through the same core as `synopsis ingest`
-(`service.jobs.execute`); progress is written at most once a second. A job told to stop
-stops at its next event, or within half a second while it waits for summaries (the
-pipeline's "wait" events); one still inside another call after `grace` seconds (every
+A job runs on a worker thread through the same core as `synopsis ingest` and `synopsis
+sources sync` (`service.jobs.execute`); progress is written at most once a second. A job
+told to stop stops at its next event, or within half a second while it waits for
+summaries (the pipeline's "wait" events); one still inside another call after `grace` seconds (every
 call has a deadline, so it returns eventually) is given up: the poller records its
 state and its slot is free, and what the thread does when its call returns is not
 recorded. Every final state is written only over the attempt and worker it belongs to
@@ -51,6 +53,7 @@ from service.jobs.store import JobStore
 from service.settings import Settings
 
 if TYPE_CHECKING:
+    from service.jobs.schedule import SyncScheduler
     from service.sources import SyncReport
     from service.synopsis import Synopsis
 
@@ -115,6 +118,7 @@ class JobRunner:
         worker_id: str | None = None,
         on_report: Callable[[IngestReport], None] | None = None,
         on_sync: Callable[[str, SyncReport], None] | None = None,
+        scheduler: SyncScheduler | None = None,
     ) -> None:
         self.synopsis = synopsis
         self.jobs = jobs
@@ -129,6 +133,7 @@ class JobRunner:
         self._options = options
         self._on_report = on_report or (lambda _report: None)
         self._on_sync = on_sync or (lambda _name, _report: None)
+        self.scheduler = scheduler
         self._running: dict[str, _Running] = {}
         # Final states a Weaviate outage kept from being written, by job id.
         self._unrecorded: dict[str, tuple[_Attempt, dict[str, object]]] = {}
@@ -196,6 +201,8 @@ class JobRunner:
         self._reap_stale()
         self._watch_own()
         self._claim_queued()
+        if self.scheduler is not None and not self._stopping.is_set() and self.scheduler.tick():
+            self.wake()  # claim what it queued at once
 
     def _reap_stale(self) -> None:
         cutoff = now() - dt.timedelta(seconds=self.lease)

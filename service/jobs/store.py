@@ -188,6 +188,19 @@ class JobStore:
             uuid=uuid.UUID(job.id), properties=_properties(job)
         )
 
+    def create_once(self, job: Job) -> bool:
+        """Store a new job unless one with its id exists; False then. Jobs whose id is
+        derived from what they do (a scheduled sync's slot) are so created once, however
+        many processes create them: the claim's mechanism, for a job (two inserts at the
+        very same moment may both pass, and then write the same job)."""
+        try:
+            self.create(job)
+        except UnexpectedStatusCodeError as exc:
+            if exc.status_code == 422 and "already exists" in exc.message:
+                return False
+            raise
+        return True
+
     def replace(self, job: Job) -> None:
         """Store `job` over its previous version (fields it leaves unset are cleared)."""
         self._writable(self.jobs_name).data.replace(

@@ -1,6 +1,6 @@
 """Registered sources that a sync keeps the index equal to: their records (`records`),
 what may be registered (`registration`), their durable registry in Weaviate
-(`registry`) and the sync itself (`sync`)."""
+(`registry`), the sync itself (`sync`) and when a scheduled one is due (`schedule`)."""
 
 from service.sources.records import (
     SOURCE_KINDS,
@@ -11,6 +11,13 @@ from service.sources.records import (
 )
 from service.sources.registration import check_name, new_source
 from service.sources.registry import SourceRegistry
+from service.sources.schedule import (
+    due_slot,
+    format_interval,
+    next_sync_at,
+    parse_interval,
+    sync_job_id,
+)
 from service.sources.sync import SyncIndex, sync_source
 
 __all__ = [
@@ -22,6 +29,11 @@ __all__ = [
     "SyncIndex",
     "SyncReport",
     "check_name",
+    "due_slot",
+    "format_interval",
     "new_source",
+    "next_sync_at",
+    "parse_interval",
+    "sync_job_id",
     "sync_source",
 ]

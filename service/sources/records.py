@@ -84,7 +84,8 @@ class SyncReport:
 
 @dataclass(frozen=True, kw_only=True)
 class RegisteredSource:
-    """A source that `synopsis sources sync` keeps the index equal to."""
+    """A source that a sync keeps the index equal to (`synopsis sources sync`, or a job of
+    the job workers every `interval_seconds`: `service.sources.schedule`)."""
 
     name: str
     kind: SourceKind
@@ -92,7 +93,9 @@ class RegisteredSource:
     crawl_depth: int = 0  # site
     max_pages: int = 0  # site; 0: the settings' default
     created_at: dt.datetime
+    interval_seconds: int = 0  # synced by the job workers this long after its last sync
     synced_at: dt.datetime | None = None  # the end of the last completed sync
+    attempted_at: dt.datetime | None = None  # the end of the last sync, completed or not
     last_report: SyncReport | None = None
     pages: dict[str, PageState] = field(default_factory=dict)
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from service.errors import InvalidSourceError
 from service.index.records import now
 from service.sources.records import SOURCE_KINDS, RegisteredSource, SourceKind
+from service.sources.schedule import parse_interval
 
 __all__ = ["NAME_PATTERN", "check_name", "new_source"]
 
@@ -48,15 +49,18 @@ def new_source(
     kind: str = "auto",
     crawl_depth: int = 0,
     max_pages: int = 0,
+    interval: str = "",
     directories: Sequence[Path] | None = None,
 ) -> RegisteredSource:
     """The source to register, checked: its name, its kind (resolved from `auto`) and its
-    location (a directory's resolved absolute path, or the URL as given).
+    location (a directory's resolved absolute path, or the URL as given), and its sync
+    interval (`service.sources.schedule.parse_interval`; empty: synced only when asked).
 
     `directories`: when given, a directory source must be one of them or under one (an
     empty list refuses every directory). `InvalidSourceError` names the field at fault.
     """
     check_name(name)
+    interval_seconds = parse_interval(interval)
     if kind != "auto" and kind not in SOURCE_KINDS:
         raise InvalidSourceError(
             f"unknown kind {kind!r}: one of auto, {', '.join(SOURCE_KINDS)}", field="kind"
@@ -90,6 +94,7 @@ def new_source(
         location=where,
         crawl_depth=crawl_depth,
         max_pages=max_pages,
+        interval_seconds=interval_seconds,
         created_at=now(),
     )
 

@@ -58,8 +58,31 @@ class SourceRegistry(RecordCollection):
                 Property(name="synced_at", data_type=DataType.DATE),
                 stored_text("last_report"),
                 stored_text("pages"),
+                *_ADDED_PROPERTIES,
             ],
         )
+
+    def ensure_schema(self) -> None:
+        """Create the collection unless it exists, and add the properties newer than an
+        existing one (its objects read them as unset)."""
+        if self._ensured:
+            return
+        super().ensure_schema()
+        collection = self.client.collections.use(self.name)
+        present = {p.name for p in collection.config.get().properties}
+        for prop in _ADDED_PROPERTIES:
+            if prop.name in present:
+                continue
+            try:
+                collection.config.add_property(prop)
+            except UnexpectedStatusCodeError:  # another process added it meanwhile
+                present = {p.name for p in collection.config.get().properties}
+                if prop.name not in present:
+                    raise
+
+    def exists(self) -> bool:
+        """Whether the collection exists (no source was ever registered when it does not)."""
+        return self._ensured or bool(self.client.collections.exists(self.name))
 
     def drop(self) -> None:
         """Delete the collection (tests and explicit resets only)."""
@@ -100,10 +123,13 @@ class SourceRegistry(RecordCollection):
             )
         return source
 
-    def list(self) -> list[RegisteredSource]:
-        """Every registered source, by name."""
+    def list(self, *, pages: bool = True) -> list[RegisteredSource]:
+        """Every registered source, by name; without their page states (`pages` empty)
+        unless `pages`, which saves reading them all (the scheduler's look-ups)."""
         self.ensure_schema()
-        found = self._reads.query.fetch_objects(limit=_LIST_LIMIT)
+        found = self._reads.query.fetch_objects(
+            limit=_LIST_LIMIT, return_properties=None if pages else list(_WITHOUT_PAGES)
+        )
         return sorted((_source(obj.properties) for obj in found.objects), key=lambda s: s.name)
 
     def remove(self, name: str) -> None:
@@ -112,18 +138,42 @@ class SourceRegistry(RecordCollection):
         self._writes.data.delete_by_id(_id(name))
 
 
+#: Properties added after the collection was first released (`ensure_schema` adds them).
+_ADDED_PROPERTIES = (
+    Property(name="interval_seconds", data_type=DataType.INT),
+    Property(name="attempted_at", data_type=DataType.DATE),
+)
+_WITHOUT_PAGES = (
+    "name",
+    "kind",
+    "location",
+    "crawl_depth",
+    "max_pages",
+    "created_at",
+    "synced_at",
+    "last_report",
+    "interval_seconds",
+    "attempted_at",
+)
+
+
 def _properties(source: RegisteredSource) -> dict[str, Any]:
-    return {
+    properties: dict[str, Any] = {
         "name": source.name,
         "kind": source.kind,
         "location": source.location,
         "crawl_depth": source.crawl_depth,
         "max_pages": source.max_pages,
         "created_at": source.created_at,
-        "synced_at": source.synced_at,
+        "interval_seconds": source.interval_seconds,
         "last_report": json.dumps(source.last_report.to_dict()) if source.last_report else "",
         "pages": source.pages_json(),
     }
+    # Weaviate keeps no nulls: an unset date stays absent.
+    for name in ("synced_at", "attempted_at"):
+        if getattr(source, name) is not None:
+            properties[name] = getattr(source, name)
+    return properties
 
 
 def _date(value: Any) -> dt.datetime | None:
@@ -143,7 +193,9 @@ def _source(props: Any) -> RegisteredSource:
         crawl_depth=int(props.get("crawl_depth") or 0),
         max_pages=int(props.get("max_pages") or 0),
         created_at=created,
+        interval_seconds=int(props.get("interval_seconds") or 0),
         synced_at=_date(props.get("synced_at")),
+        attempted_at=_date(props.get("attempted_at")),
         last_report=SyncReport.from_dict(json.loads(report)) if report else None,
         pages=RegisteredSource.pages_from_json(str(props.get("pages") or "")),
     )

@@ -146,11 +146,13 @@ def sync_source(
                 states[page] = previous[page]
     report.completed = not report.failed
     report.seconds = time.perf_counter() - started
+    ended = now()
     return dataclasses.replace(
         source,
         pages=states,
         last_report=report,
-        synced_at=now() if report.completed else source.synced_at,
+        synced_at=ended if report.completed else source.synced_at,
+        attempted_at=ended,
     )
 
 

@@ -27,6 +27,7 @@ from service.index.replication import Replication
 from service.jobs.queue import JobQueue
 from service.jobs.records import Job
 from service.jobs.runner import JobRunner
+from service.jobs.schedule import SyncScheduler
 from service.jobs.store import JobStore
 from service.models.captions import load_options
 from service.retention import Sweeper
@@ -236,8 +237,9 @@ async def running_jobs(
     app: Litestar, synopsis: Synopsis, settings: Settings
 ) -> AsyncIterator[None]:
     """Open the job store (creating its collections), the queue and this process's runner
-    on `app.state`, and start the retention sweeper (`service.retention`); stop both at
-    exit (the runner's running jobs become `interrupted`)."""
+    (which also queues the scheduled syncs of registered sources) on `app.state`, and
+    start the retention sweeper (`service.retention`); stop both at exit (the runner's
+    running jobs become `interrupted`)."""
     store = JobStore(
         synopsis.client,
         prefix=settings.collection_prefix,
@@ -250,6 +252,9 @@ async def running_jobs(
     def options() -> LoadOptions:
         return dataclasses.replace(load_options(settings), address_policy=policy)
 
+    scheduler = SyncScheduler(
+        synopsis.registered_sources, store, queue_size=settings.jobs_queue_size
+    )
     runner = JobRunner(
         synopsis,
         store,
@@ -261,6 +266,7 @@ async def running_jobs(
         stall_seconds=settings.jobs_stall_seconds,
         max_seconds=settings.jobs_max_seconds,
         on_report=record_ingest,
+        scheduler=scheduler,
     )
     app.state.jobs = store
     app.state.address_policy = policy

@@ -6,7 +6,8 @@ checks as on the CLI (`service.sources.registration`), and more: a URL must pass
 address policy (`SYNOPSIS_FETCH_ALLOW`; checked again at every fetch of a sync), and a
 directory must be under one of `SYNOPSIS_API_SOURCE_DIRECTORIES` (none by default). A
 sync is a job of the job workers (`service.jobs`): `POST /sources/{name}/sync` answers
-`202` with the job, followed at `/jobs/{id}` like an ingest.
+`202` with the job, followed at `/jobs/{id}` like an ingest; a source registered with an
+`interval` is synced so by the job workers when it is due (`service.jobs.schedule`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from service.edges.api.jobs import JobQueueDependency, JobView, accepted
 from service.edges.api.limits import check_crawl_limits
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.security import caller_id, require_read, require_write
-from service.sources import RegisteredSource, SyncReport, new_source
+from service.sources import RegisteredSource, SyncReport, new_source, next_sync_at
 from service.sources.registration import NAME_PATTERN
 from service.synopsis import Synopsis
 
@@ -54,6 +55,15 @@ class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     kind: Literal["auto", "directory", "sitemap", "site"] = "auto"
     crawl_depth: Annotated[int, msgspec.Meta(ge=0)] = 0
     max_pages: Annotated[int, msgspec.Meta(ge=0)] = 0
+    interval: Annotated[
+        str,
+        msgspec.Meta(
+            max_length=32,
+            description="Sync it this long after its last sync ended, as a job of the job "
+            "workers: 1d, 6h, 1h30m, 15m, 90s or seconds, at least a minute; empty or `off`: "
+            "only when asked.",
+        ),
+    ] = ""
 
 
 class SyncReportView(msgspec.Struct, kw_only=True):
@@ -81,16 +91,22 @@ class SyncReportView(msgspec.Struct, kw_only=True):
 
 class RegisteredSourceView(msgspec.Struct, kw_only=True):
     """A registered source: where it is, how many pages its last sync saw, when a sync
-    last completed (`synced_at`, null before the first) and the last sync's report."""
+    last completed (`synced_at`, null before the first) and last ended (`attempted_at`,
+    completed or not), the last sync's report, and its schedule: `interval_seconds` (0:
+    synced only when asked) and `next_sync_at` (when the job workers queue its next sync;
+    null without an interval)."""
 
     name: str
     kind: str
     location: str
     crawl_depth: int
     max_pages: int
+    interval_seconds: int
     pages: int
     created_at: dt.datetime
     synced_at: dt.datetime | None = None
+    attempted_at: dt.datetime | None = None
+    next_sync_at: dt.datetime | None = None
     last_report: SyncReportView | None = None
 
     @classmethod
@@ -103,9 +119,12 @@ class RegisteredSourceView(msgspec.Struct, kw_only=True):
             location=source.location,
             crawl_depth=source.crawl_depth,
             max_pages=source.max_pages,
+            interval_seconds=source.interval_seconds,
             pages=len(source.pages),
             created_at=source.created_at,
             synced_at=source.synced_at,
+            attempted_at=source.attempted_at,
+            next_sync_at=next_sync_at(source),
             last_report=None if report is None else SyncReportView.from_report(report),
         )
 
@@ -165,6 +184,7 @@ class RegisteredSourceController(Controller):
             kind=data.kind,
             crawl_depth=data.crawl_depth,
             max_pages=data.max_pages,
+            interval=data.interval,
             directories=settings.source_directories,
         )
         if source.kind != "directory":

@@ -52,8 +52,11 @@ def test_register_then_list_and_get(client: TestClient[Any], fake: FakeSynopsis)
         "location": SITEMAP,
         "crawl_depth": 0,
         "max_pages": 0,
+        "interval_seconds": 0,
         "pages": 0,
         "synced_at": None,
+        "attempted_at": None,
+        "next_sync_at": None,
         "last_report": None,
     }
     assert fake.registry.require("guide").created_at == dt.datetime.fromisoformat(created)
@@ -70,6 +73,26 @@ def test_a_site_with_crawl_limits(client: TestClient[Any]) -> None:
         "crawl_depth": 2,
         "max_pages": 50,
     }
+
+
+def test_a_source_with_an_interval_is_due_at_once_then_an_interval_after_its_sync(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
+    response = client.post(
+        "/sources", json={"name": "guide", "location": SITEMAP, "interval": "1h30m"}
+    )
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert (body["interval_seconds"], body["next_sync_at"]) == (5400, body["created_at"])
+    ended = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    fake.registry.save(
+        dataclasses.replace(fake.registry.require("guide"), synced_at=ended, attempted_at=ended)
+    )
+    listed = client.get("/sources/guide").json()
+    assert (listed["attempted_at"], listed["next_sync_at"]) == (
+        "2026-03-01T12:00:00Z",
+        "2026-03-01T13:30:00Z",
+    )
 
 
 def test_the_list_shows_each_source_with_its_last_report(
@@ -130,6 +153,9 @@ def test_a_name_registers_once(client: TestClient[Any]) -> None:
         ({"name": "a", "location": "https://93.184.216.34/", "crawl_depth": 6}, "crawl_depth"),
         ({"name": "a", "location": "https://93.184.216.34/", "max_pages": 1001}, "max_pages"),
         ({"name": "a", "location": SITEMAP, "extra": 1}, "extra"),
+        ({"name": "a", "location": SITEMAP, "interval": "soon"}, "interval"),
+        ({"name": "a", "location": SITEMAP, "interval": "30s"}, "interval"),
+        ({"name": "a", "location": SITEMAP, "interval": 3600}, "interval"),
         ({"location": SITEMAP}, "name"),
     ],
 )

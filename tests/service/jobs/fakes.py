@@ -42,6 +42,13 @@ class MemoryJobStore:
             assert job.id not in self.jobs
             self.jobs[job.id] = job
 
+    def create_once(self, job: Job) -> bool:
+        with self._lock:
+            if job.id in self.jobs:
+                return False
+            self.jobs[job.id] = job
+            return True
+
     def replace(self, job: Job) -> None:
         with self._lock:
             self.jobs[job.id] = job

@@ -5,6 +5,7 @@ calls are counted) and `MemoryRegistry`, which keeps `SourceRegistry`'s contract
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -105,8 +106,12 @@ class MemoryRegistry:
             raise SourceNotFoundError(f"no source is registered as {name!r}")
         return source
 
-    def list(self) -> list[RegisteredSource]:
-        return [self.sources[name] for name in sorted(self.sources)]
+    def exists(self) -> bool:
+        return True
+
+    def list(self, *, pages: bool = True) -> list[RegisteredSource]:
+        found = [self.sources[name] for name in sorted(self.sources)]
+        return found if pages else [dataclasses.replace(s, pages={}) for s in found]
 
     def remove(self, name: str) -> None:
         self.sources.pop(name, None)

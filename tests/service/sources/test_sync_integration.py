@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,14 +17,17 @@ from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+from weaviate.classes.config import Configure, DataType, Property
 
 from loaders import LoadOptions
 from service.edges.api import create_app
 from service.errors import SourceBusyError
+from service.index.schema import keyword_property, stored_text
 from service.ingest.locks import SourceLocks
-from service.jobs import JobStore
+from service.jobs import SCHEDULE_OWNER, JobRunner, JobStore, SyncScheduler
+from service.models.captions import load_options
 from service.settings import Settings
-from service.sources import RegisteredSource, sync_source
+from service.sources import RegisteredSource, SourceRegistry, new_source, sync_source
 from service.synopsis import Synopsis
 from tests.service.conftest import assert_invariants, cli
 from tests.service.serving import IN_PROCESS_URL
@@ -225,3 +229,115 @@ def test_the_api_registers_a_source_and_syncs_it_as_a_job(
         assert client.get("/sources").json() == []
         assert client.get("/documents").json() == []
         assert client.post("/sources/site/sync").status_code == 404
+
+
+def test_two_job_runners_queue_and_run_one_sync_of_a_due_source(
+    synopsis: Synopsis, synced_settings: Settings, tmp_path: Path
+) -> None:
+    """Two processes' job workers (two runners, each with its own Weaviate client) poll a
+    source registered with an interval and never synced, so due at once: one sync job is
+    created even when both schedulers look at the very same moment, one runner runs it,
+    and no other is queued once it completed (the next is an interval away)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nAlpha explains how the widget is installed.\n")
+    synopsis.registered_sources.add(new_source("local", str(docs), interval="1h"))
+    assert synopsis.registered_sources.require("local").interval_seconds == 3600
+    other = Synopsis.open(synced_settings)
+    try:
+        stores = [JobStore(core.client, prefix=PREFIX) for core in (synopsis, other)]
+        stores[0].ensure_schema()
+
+        def scheduler(core: Synopsis, store: JobStore) -> SyncScheduler:
+            registry = SourceRegistry(core.client, prefix=PREFIX)
+            return SyncScheduler(registry, store, queue_size=10, check_seconds=0.0)
+
+        # Both look at once.
+        cores = (synopsis, other)
+        racing = [scheduler(core, store) for core, store in zip(cores, stores, strict=True)]
+        start = threading.Barrier(2)
+
+        def look(item: SyncScheduler) -> None:
+            start.wait()
+            item.enqueue_due()
+
+        threads = [threading.Thread(target=look, args=(item,)) for item in racing]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        [queued] = stores[0].in_states(["queued"])
+        assert (queued.spec.kind, queued.spec.name, queued.owner) == ("sync", "local", "schedule")
+
+        runners = [
+            JobRunner(
+                core,
+                store,
+                uploads=tmp_path / "uploads",
+                options=lambda: load_options(synced_settings),
+                poll_seconds=0.2,
+                lease_seconds=3.0,
+                scheduler=scheduler(core, store),
+            )
+            for core, store in zip((synopsis, other), stores, strict=True)
+        ]
+        for runner in runners:
+            runner.start()
+        try:
+            deadline = time.monotonic() + 600
+            while synopsis.registered_sources.require("local").synced_at is None:
+                assert time.monotonic() < deadline, stores[0].recent(limit=10)
+                time.sleep(0.2)
+            time.sleep(2.0)  # ten more polls of each runner
+        finally:
+            for runner in runners:
+                runner.stop()
+        jobs = stores[0].recent(limit=100)
+        assert [(job.id, job.state, job.owner) for job in jobs] == [
+            (queued.id, "done", SCHEDULE_OWNER)
+        ]
+        assert (jobs[0].report["added"], jobs[0].report["completed"]) == (1, True)
+        source = synopsis.registered_sources.require("local")
+        assert source.attempted_at == source.synced_at
+        assert synopsis.source(str(docs / "a.md")) is not None
+    finally:
+        other.close()
+
+
+def test_a_registry_created_before_schedules_gains_their_properties(synopsis: Synopsis) -> None:
+    """The collection as the first release created it, with a source in it: a registry
+    adds the schedule's properties, reads the old source as unscheduled, and stores one."""
+    registry = synopsis.registered_sources
+    synopsis.client.collections.create(
+        registry.name,
+        vector_config=Configure.Vectors.self_provided(),
+        properties=[
+            keyword_property("name"),
+            keyword_property("kind"),
+            stored_text("location"),
+            Property(name="crawl_depth", data_type=DataType.INT),
+            Property(name="max_pages", data_type=DataType.INT),
+            Property(name="created_at", data_type=DataType.DATE),
+            Property(name="synced_at", data_type=DataType.DATE),
+            stored_text("last_report"),
+            stored_text("pages"),
+        ],
+    )
+    synopsis.client.collections.use(registry.name).data.insert(
+        {
+            "name": "old",
+            "kind": "sitemap",
+            "location": "https://docs.example/sitemap.xml",
+            "crawl_depth": 0,
+            "max_pages": 0,
+            "created_at": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+            "last_report": "",
+            "pages": "{}",
+        }
+    )
+    fresh = SourceRegistry(synopsis.client, prefix=PREFIX)
+    [old] = fresh.list(pages=False)
+    assert (old.name, old.interval_seconds, old.attempted_at) == ("old", 0, None)
+    fresh.add(new_source("new", "https://docs.example/b/sitemap.xml", interval="2h"))
+    assert fresh.require("new").interval_seconds == 7200
+    assert [s.name for s in fresh.list()] == ["new", "old"]
