@@ -19,7 +19,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders import LoadOptions
 from loaders.addresses import AddressPolicy
-from service.edges.api.metrics import record_ingest
+from service.edges.api.metrics import record_ingest, record_sync
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.security import caller_id, require_write
 from service.errors import JobsUnavailableError
@@ -266,6 +266,7 @@ async def running_jobs(
         stall_seconds=settings.jobs_stall_seconds,
         max_seconds=settings.jobs_max_seconds,
         on_report=record_ingest,
+        on_sync=record_sync,
         scheduler=scheduler,
     )
     app.state.jobs = store

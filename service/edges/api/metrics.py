@@ -10,14 +10,24 @@
 | `synopsis_summary_cache_hits_total`             |                                 | B    |
 | `synopsis_embedding_calls_total`                |                                 | C    |
 | `synopsis_jobs`                                 | state                           | D    |
+| `synopsis_source_syncs_total`                   | source, result: completed,      | E    |
+|                                                 | incomplete                      |      |
+| `synopsis_source_sync_pages_total`              | source, outcome: unchanged,     | E    |
+|                                                 | changed, added, removed         |      |
+| `synopsis_source_sync_requests_total`           | source                          | E    |
+| `synopsis_source_sync_not_modified_total` (304) | source                          | E    |
 
 A: Litestar's `PrometheusMiddleware` (`prometheus_config`), on matched routes (the
 router's own 404s and 405s are not counted). B: `record_ingest` (the job runner calls it
-with each `IngestReport`) and `record_answer`. C: the `Embedder.calls` counter of the
+with each `IngestReport`) and `record_answer`; a sync's model calls count as summaries
+(`record_sync`). C: the `Embedder.calls` counter of the
 app's `Synopsis`, added to the Prometheus counter by `sync_embedding_calls` at every
 scrape and every few seconds (`metrics_lifespan`). D: read at scrape time from
 `app.state.jobs.counts_by_state()` when the app has a job queue (left out otherwise); the
-jobs live in Weaviate, so every process reports the same counts.
+jobs live in Weaviate, so every process reports the same counts. E: `record_sync`, which
+the job runner calls with the report of each sync of a registered source it ran (syncs
+run by `synopsis sources sync` are in its output, not here); labelled by the source's
+name, so as many series as registered sources.
 
 Processes: A, B and C are counted per process. With `synopsis serve --workers N` the
 command sets `PROMETHEUS_MULTIPROC_DIR` (prometheus-client's multiprocess mode) before
@@ -50,10 +60,15 @@ __all__ = [
     "LLM_CALLS",
     "MULTIPROC_ENV",
     "SUMMARY_CACHE_HITS",
+    "SYNCS",
+    "SYNC_NOT_MODIFIED",
+    "SYNC_PAGES",
+    "SYNC_REQUESTS",
     "metrics_lifespan",
     "prometheus_config",
     "record_answer",
     "record_ingest",
+    "record_sync",
     "render",
     "reset_multiprocess_dir",
     "sync_embedding_calls",
@@ -81,6 +96,26 @@ EMBEDDING_CALLS = Counter(
 )
 for purpose in ("summary", "answer"):  # exported as 0 before the first call
     LLM_CALLS.labels(purpose)
+SYNCS = Counter(
+    "synopsis_source_syncs",
+    "Syncs of registered sources run by the job workers, completed or not (an incomplete "
+    "sync removed nothing)",
+    ["source", "result"],
+)
+SYNC_PAGES = Counter(
+    "synopsis_source_sync_pages",
+    "Pages seen by syncs of registered sources: unchanged, changed, added, removed",
+    ["source", "outcome"],
+)
+SYNC_REQUESTS = Counter(
+    "synopsis_source_sync_requests", "HTTP requests of syncs of registered sources", ["source"]
+)
+SYNC_NOT_MODIFIED = Counter(
+    "synopsis_source_sync_not_modified",
+    "Requests of syncs of registered sources answered 304 Not Modified",
+    ["source"],
+)
+_PAGE_OUTCOMES = ("unchanged", "changed", "added", "removed")
 
 
 class _Report(Protocol):
@@ -88,6 +123,25 @@ class _Report(Protocol):
     def llm_calls(self) -> int: ...
     @property
     def cached_summaries(self) -> int: ...
+
+
+class _SyncReport(Protocol):
+    @property
+    def unchanged(self) -> int: ...
+    @property
+    def changed(self) -> int: ...
+    @property
+    def added(self) -> int: ...
+    @property
+    def removed(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def not_modified(self) -> int: ...
+    @property
+    def llm_calls(self) -> int: ...
+    @property
+    def completed(self) -> bool: ...
 
 
 class _Answer(Protocol):
@@ -110,6 +164,17 @@ def record_ingest(report: _Report) -> None:
     """Count an ingest's LLM calls and summary cache hits (`IngestReport`)."""
     LLM_CALLS.labels("summary").inc(report.llm_calls)
     SUMMARY_CACHE_HITS.inc(report.cached_summaries)
+
+
+def record_sync(source: str, report: _SyncReport) -> None:
+    """Count one sync of the registered source `source` (a `SyncReport`): its pages by
+    outcome, its requests and 304s, its model calls (as summaries)."""
+    SYNCS.labels(source, "completed" if report.completed else "incomplete").inc()
+    for outcome in _PAGE_OUTCOMES:
+        SYNC_PAGES.labels(source, outcome).inc(getattr(report, outcome))
+    SYNC_REQUESTS.labels(source).inc(report.requests)
+    SYNC_NOT_MODIFIED.labels(source).inc(report.not_modified)
+    LLM_CALLS.labels("summary").inc(report.llm_calls)
 
 
 def record_answer(answer: _Answer) -> None:

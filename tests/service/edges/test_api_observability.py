@@ -20,10 +20,11 @@ from litestar.testing import TestClient
 from prometheus_client import REGISTRY
 
 from service.edges.api import create_app, metrics
-from service.edges.api.metrics import record_ingest, reset_multiprocess_dir
+from service.edges.api.metrics import record_ingest, record_sync, reset_multiprocess_dir
 from service.edges.api.request_ids import REQUEST_ID_HEADER
 from service.errors import StoreError
 from service.ingest.pipeline import IngestReport
+from service.sources import SyncReport
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
 from tests.service.serving import IN_PROCESS_URL
@@ -330,6 +331,33 @@ def test_metrics_count_llm_and_embedding_calls_and_cache_hits() -> None:
     assert _sample("synopsis_embedding_calls_total") == embeddings + 5
     for name in ("llm_calls_total", "summary_cache_hits_total", "embedding_calls_total"):
         assert f"synopsis_{name}" in text
+
+
+def test_metrics_count_each_sync_of_a_registered_source() -> None:
+    """What the job runner records of each sync (`record_sync`, the runner's `on_sync`),
+    per source: pages by outcome, requests, 304s, whether it completed, model calls."""
+    summaries = _sample("synopsis_llm_calls_total", {"purpose": "summary"})
+    record_sync(
+        "metrics-site",
+        SyncReport(unchanged=2, changed=1, added=1, removed=1, requests=6, not_modified=2),
+    )
+    record_sync(
+        "metrics-site",
+        SyncReport(unchanged=3, requests=4, not_modified=3, llm_calls=2, completed=False),
+    )
+    with _client() as client:
+        text = client.get("/metrics").text
+    site = {"source": "metrics-site"}
+    assert {
+        outcome: _sample("synopsis_source_sync_pages_total", {**site, "outcome": outcome})
+        for outcome in ("unchanged", "changed", "added", "removed")
+    } == {"unchanged": 5.0, "changed": 1.0, "added": 1.0, "removed": 1.0}
+    assert _sample("synopsis_source_sync_requests_total", site) == 10.0
+    assert _sample("synopsis_source_sync_not_modified_total", site) == 5.0
+    assert _sample("synopsis_source_syncs_total", {**site, "result": "completed"}) == 1.0
+    assert _sample("synopsis_source_syncs_total", {**site, "result": "incomplete"}) == 1.0
+    assert _sample("synopsis_llm_calls_total", {"purpose": "summary"}) == summaries + 2
+    assert 'synopsis_source_sync_pages_total{outcome="added",source="metrics-site"} 1.0' in text
 
 
 class _Jobs:

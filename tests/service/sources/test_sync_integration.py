@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+from prometheus_client import REGISTRY
 from weaviate.classes.config import Configure, DataType, Property
 
 from loaders import LoadOptions
@@ -200,6 +201,10 @@ def test_the_api_registers_a_source_and_syncs_it_as_a_job(
         second = client.post("/sources/site/sync")
         assert (second.status_code, second.json()["error"]) == (409, "SourceBusyError")
 
+        added = {"source": "site", "outcome": "added"}
+        added_before = REGISTRY.get_sample_value("synopsis_source_sync_pages_total", added)
+        site_304 = ("synopsis_source_sync_not_modified_total", {"source": "site"})
+        answered_304 = REGISTRY.get_sample_value(*site_304) or 0
         done = _job_end(client, job["id"])
         assert done["state"] == "done", done
         assert (done["report"]["source"], done["report"]["added"]) == ("site", 2)
@@ -220,6 +225,11 @@ def test_the_api_registers_a_source_and_syncs_it_as_a_job(
         assert again["state"] == "done", again
         assert (again["report"]["unchanged"], again["report"]["not_modified"]) == (2, 2)
         assert again["report"]["llm_calls"] == 0
+        # Both syncs in /metrics, as the job runner recorded them.
+        assert client.get("/metrics").status_code == 200
+        added_after = REGISTRY.get_sample_value("synopsis_source_sync_pages_total", added)
+        assert (added_after or 0) - (added_before or 0) == 2
+        assert (REGISTRY.get_sample_value(*site_304) or 0) - answered_304 == 2
 
         removed = client.delete("/sources/site")
         assert (removed.status_code, removed.json()) == (
