@@ -34,7 +34,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import weaviate
 from weaviate.classes.config import (
     Configure,
     DataType,
@@ -50,7 +49,6 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.errors import EmbeddingMismatchError
 from service.index.access import IndexAccess, store_errors
 from service.index.records import CONTENT_VECTOR, CONTEXT_VECTOR, SUMMARY_VECTOR
-from service.index.replication import Replication
 from service.index.rows import vector
 from service.index.schema import ensure_collection, keyword_property, stored_text
 
@@ -69,19 +67,11 @@ LAYOUT_RECHECK_SECONDS = 30.0
 class Layout(IndexAccess):
     """Creates the collections, reads what they were built with, and upgrades them."""
 
-    def __init__(
-        self,
-        client: weaviate.WeaviateClient,
-        *,
-        prefix: str = "",
-        replication: Replication | None = None,
-    ) -> None:
-        super().__init__(client, prefix=prefix, replication=replication)
-        # What the collections were built with: read once, as searches check it every time.
-        self._embedding_info: dict[str, object] | None = None
-        # When a layout-2 index was last seen as such (it is read again after a while,
-        # so that a serving process notices another process's `synopsis reattach`).
-        self._legacy_seen_at: float | None = None
+    # What the collections were built with: read once, as searches check it every time.
+    _embedding_info: dict[str, object] | None = None
+    # When a layout-2 index was last seen as such (it is read again after a while, so that
+    # a serving process notices another process's `synopsis reattach`).
+    _legacy_seen_at: float | None = None
 
     def open(self) -> None:
         """Read the layout of existing collections and bring them up to date: add the
