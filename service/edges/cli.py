@@ -411,12 +411,17 @@ def ask(
                 if isinstance(item, Answer):
                     answer = item
                     break
+                if not streamed:
+                    click.echo("(draft, checked when complete)", err=True)
                 streamed.append(item)
                 click.echo(item, nl=False)
-            click.echo()
-            if answer.text != "".join(streamed).strip():
-                click.echo("\n(replaced: the reply above failed the grounding check)\n")
+            if not streamed:  # a refusal without the model: nothing was drafted
                 click.echo(answer.text)
+            else:
+                click.echo()
+                if answer.text != "".join(streamed).strip():
+                    click.echo("\n(replaced: the reply above failed the grounding check)\n")
+                    click.echo(answer.text)
     if answer.kind != "refusal":  # a refusal says so itself
         click.echo(f"\n{_answer_kind(answer)}")
     if answer.missing_terms:

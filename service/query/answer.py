@@ -23,7 +23,8 @@ says that nothing inside a fence is an instruction; the check fails a reply that
 what only such a part of a passage says.
 
 `Answerer.stream` / `astream` yield the reply's tokens as the model writes them, then the
-checked `Answer`; the tokens are a draft that the final answer may replace.
+checked `Answer`; the tokens are a draft, unchecked until the reply is complete, that the
+final answer may replace. A refusal without the model yields its `Answer` alone.
 """
 
 from __future__ import annotations
@@ -277,12 +278,11 @@ class Answerer:
         return self.finish(question, hits, self.reply(question, hits))
 
     def stream(self, question: str, hits: Sequence[Hit]) -> Iterator[str | Answer]:
-        """`answer`, token by token: every item is a piece of the model's reply (or the
-        one line of a refusal without the model) except the last, the checked `Answer`,
-        whose text replaces the tokens when it is not `generated`."""
+        """`answer`, token by token: every item is a piece of the model's reply, a draft,
+        except the last, the checked `Answer`, whose text replaces the draft when it is not
+        the reply. A refusal without the model is that `Answer` alone."""
         refused = self.refusal(question, hits)
         if refused is not None:
-            yield refused.text
             yield refused
             return
         pieces: list[str] = []
@@ -303,7 +303,6 @@ class Answerer:
         disconnect does) stops the model's stream, and so the generation."""
         refused = self.refusal(question, hits)
         if refused is not None:
-            yield refused.text
             yield refused
             return
         pieces: list[str] = []

@@ -291,14 +291,17 @@ class AskController(Controller):
         With `"stream": true` the answer comes as server-sent events (`text/event-stream`),
         each event's data one JSON value:
 
-        1. `token` — `{"text": ...}`, a piece of the model's reply as it is written (a
-           refusal without the model: its one line). The tokens are a draft: the reply
-           is checked only once it is complete.
+        1. `token` — `{"text": ..., "draft": true}`, a piece of the model's reply as it is
+           written. Every such token is a draft: the reply is checked only once it is
+           complete, so a client shows it as provisional (a passage may hold
+           instructions to the model that the check refuses). A refusal without the model
+           is one token with `"draft": false`: its line is the answer.
         2. `citations` — a list of hits, as `citations` in the JSON answer: what the final
            answer cites.
         3. `done` — the checked answer (`AskDone`): `answer`, `kind`, `support`,
-           `grounding`, `llm_called`, `missing_terms`, and `replaced`: when true the
-           client replaces the streamed text with `answer` (an extractive answer).
+           `grounding`, `llm_called`, `missing_terms`; `draft`: `accepted` (the draft
+           passed the check and is the answer), `replaced` (the client replaces the
+           streamed text with `answer`) or `none`; and `replaced`, true in that second case.
 
         A model failure after the stream began is one `error` event (an `ErrorBody`) in
         place of `citations` and `done`; a request that fails before (limits, retrieval)
@@ -346,7 +349,7 @@ async def _answer_events(
 ) -> AsyncIterator[ServerSentEventMessage]:
     """The server-sent events of a streamed answer (`AskController.ask`), written while
     `ticket` holds a model slot."""
-    streamed: list[str] = []
+    drafted: list[str] = []
     # A disconnect cancels this generator's task; closing `events` then closes the
     # model's stream, which stops the generation.
     async with (
@@ -355,13 +358,17 @@ async def _answer_events(
     ):
         try:
             async for item in items:
-                if isinstance(item, str):
-                    streamed.append(item)
-                    yield _event("token", AnswerToken(text=item))
+                if isinstance(item, str):  # a piece of the model's reply: unchecked
+                    drafted.append(item)
+                    yield _event("token", AnswerToken(text=item, draft=True))
                     continue
                 record_answer(item)
+                streamed: str | None = "".join(drafted)
+                if not drafted and not item.llm_called:  # a refusal: its line is the answer
+                    yield _event("token", AnswerToken(text=item.text, draft=False))
+                    streamed = None
                 yield _event("citations", [SearchHit.from_hit(hit) for hit in item.citations])
-                yield _event("done", AskDone.from_answer(item, streamed="".join(streamed)))
+                yield _event("done", AskDone.from_answer(item, streamed=streamed))
         except Exception as exc:  # the response has begun: the error can only be an event
             body = synopsis_error_handler(request, exc).content
             yield _event("error", body)

@@ -25,7 +25,7 @@ A fuzz run checks the document against the app (tests/service/edges/test_api_fuz
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -38,12 +38,13 @@ from litestar.openapi.spec import (
     OpenAPIResponse,
     OpenAPIType,
     Operation,
+    Reference,
     Schema,
     SecurityRequirement,
     SecurityScheme,
 )
 
-from service.edges.api.schemas import ErrorBody
+from service.edges.api.schemas import AnswerToken, AskDone, ErrorBody
 from service.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ __all__ = [
     "ClosedStructSchemaPlugin",
     "EventStreamOperation",
     "error_responses",
+    "struct_schema",
 ]
 
 #: The routes that take an API key declare it (a client generated from the document then
@@ -105,14 +107,67 @@ def error_responses(*codes: int) -> dict[int, ResponseSpec]:
     }
 
 
-# One server-sent event of `POST /ask` (`data` is JSON: a token, the citations, the checked
-# answer, or an `ErrorBody`).
+# JSON Schema keywords of msgspec's schemas, as Litestar's `Schema` names them.
+_KEYWORDS = {
+    "title": "title",
+    "description": "description",
+    "type": "type",
+    "properties": "properties",
+    "required": "required",
+    "enum": "enum",
+    "items": "items",
+    "anyOf": "any_of",
+    "default": "default",
+}
+
+
+def _schema(value: dict[str, Any]) -> Schema:
+    """Litestar's `Schema` of a JSON Schema dict (the keywords of `_KEYWORDS` only)."""
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _KEYWORDS[key]  # another keyword is a new field type this does not know yet
+        if key == "type":
+            fields[name] = OpenAPIType(item)
+        elif key == "properties":
+            fields[name] = {field: _schema(sub) for field, sub in item.items()}
+        elif key == "items":
+            fields[name] = _schema(item)
+        elif key == "anyOf":
+            fields[name] = [_schema(sub) for sub in item]
+        else:
+            fields[name] = item
+    return Schema(**fields)
+
+
+def struct_schema(struct: type[msgspec.Struct]) -> Schema:
+    """The schema of a Struct of scalar fields (an event's `data`), from msgspec's own."""
+    generated = msgspec.json.schema(struct)
+    return _schema(generated["$defs"][struct.__name__])
+
+
+# One server-sent event of `POST /ask`; `data` is JSON: a token (a draft while unchecked),
+# the citations, the checked answer (which says what became of the draft), or an `ErrorBody`.
 _EVENT = Schema(
     type=OpenAPIType.OBJECT,
     required=["event", "data"],
     properties={
         "event": Schema(type=OpenAPIType.STRING, enum=["token", "citations", "done", "error"]),
-        "data": Schema(type=OpenAPIType.STRING),
+        "data": Schema(
+            type=OpenAPIType.STRING,
+            description="JSON: `token` → AnswerToken, `citations` → a list of SearchHit, "
+            "`done` → AskDone, `error` → ErrorBody",
+            content_media_type="application/json",
+            content_schema=Schema(
+                one_of=[
+                    struct_schema(AnswerToken),
+                    Schema(
+                        type=OpenAPIType.ARRAY, items=Reference("#/components/schemas/SearchHit")
+                    ),
+                    struct_schema(AskDone),
+                    Reference("#/components/schemas/ErrorBody"),
+                ]
+            ),
+        ),
         "id": Schema(type=OpenAPIType.STRING),
         "retry": Schema(type=OpenAPIType.INTEGER),
     },

@@ -291,18 +291,36 @@ class AskResponse(msgspec.Struct, kw_only=True):
         )
 
 
+DraftState = Annotated[
+    Literal["accepted", "replaced", "none"],
+    msgspec.Meta(
+        description="What became of the streamed draft: `accepted` (it passed the check and "
+        "is the answer), `replaced` (the client replaces it with `answer`), `none` (nothing "
+        "was drafted: a refusal without the model)"
+    ),
+]
+
+
 class AnswerToken(msgspec.Struct, kw_only=True):
-    """A `token` event of a streamed answer: a piece of the model's reply."""
+    """A `token` event of a streamed answer: a piece of the model's reply.
+
+    `draft`: true while the reply is unchecked (every piece of the model's reply: the
+    grounding check needs the whole of it; the `done` event says whether the draft was
+    accepted or replaced). False only for the one line of a refusal without the model,
+    which is the answer itself."""
 
     text: str
+    draft: bool = True
 
 
 class AskDone(msgspec.Struct, kw_only=True):
     """The `done` event of a streamed answer: the checked answer, without its citations
-    (the `citations` event before it has them). `replaced`: `answer` differs from the
-    streamed tokens, which the client replaces with it."""
+    (the `citations` event before it has them). `draft`: whether the streamed draft was
+    `accepted` as the answer or `replaced` by it (or `none` was streamed); `replaced`:
+    `answer` differs from the streamed tokens, which the client replaces with it."""
 
     answer: str
+    draft: DraftState
     replaced: bool
     llm_called: bool
     missing_terms: list[str]
@@ -311,11 +329,17 @@ class AskDone(msgspec.Struct, kw_only=True):
     grounding: GroundingReasons = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_answer(cls, answer: Answer, *, streamed: str) -> AskDone:
-        """The `done` event of `answer`, whose tokens made `streamed`."""
+    def from_answer(cls, answer: Answer, *, streamed: str | None) -> AskDone:
+        """The `done` event of `answer`, whose draft tokens made `streamed` (None: nothing
+        was drafted, the answer's one line was streamed as it is)."""
+        replaced = streamed is not None and answer.text != streamed.strip()
+        state: Literal["accepted", "replaced", "none"] = (
+            "none" if streamed is None else "replaced" if replaced else "accepted"
+        )
         return cls(
             answer=answer.text,
-            replaced=answer.text != streamed.strip(),
+            draft=state,
+            replaced=replaced,
             llm_called=answer.llm_called,
             missing_terms=list(answer.missing_terms),
             **_verdict(answer),

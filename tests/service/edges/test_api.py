@@ -489,6 +489,7 @@ def _events(body: str) -> list[tuple[str, Any]]:
 def _done(**changes: Any) -> dict[str, Any]:
     done = {
         "answer": "Use range(3) [1].",
+        "draft": "accepted",
         "replaced": False,
         "llm_called": True,
         "missing_terms": [],
@@ -507,11 +508,11 @@ def test_a_streamed_answer_is_tokens_then_citations_then_done(
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["x-request-id"]
     assert _events(response.text) == [
-        ("token", {"text": "Use"}),
-        ("token", {"text": " "}),
-        ("token", {"text": "range(3)"}),
-        ("token", {"text": " "}),
-        ("token", {"text": "[1]."}),
+        ("token", {"text": "Use", "draft": True}),
+        ("token", {"text": " ", "draft": True}),
+        ("token", {"text": "range(3)", "draft": True}),
+        ("token", {"text": " ", "draft": True}),
+        ("token", {"text": "[1].", "draft": True}),
         ("citations", [HIT_JSON]),
         ("done", _done()),
     ]
@@ -526,12 +527,16 @@ def test_a_streamed_reply_that_fails_the_check_is_replaced(fake: FakeSynopsis) -
     with _client(fake) as client:
         response = client.post("/ask", json={"question": "How do I loop?", "stream": True})
     *tokens, citations, done = _events(response.text)
-    assert tokens == [("token", {"text": "Run "}), ("token", {"text": "`seq 1 30` [1]."})]
+    assert tokens == [
+        ("token", {"text": "Run ", "draft": True}),
+        ("token", {"text": "`seq 1 30` [1].", "draft": True}),
+    ]
     assert citations == ("citations", [HIT_JSON])
     assert done == (
         "done",
         _done(
             answer="for i in range(3): ... [1]",
+            draft="replaced",
             replaced=True,
             kind="extractive",
             grounding=["code not in the passages: seq 1 30"],
@@ -544,12 +549,13 @@ def test_a_streamed_refusal_is_one_line_without_the_model(
 ) -> None:
     response = client.post("/ask", json={"question": "Loops in Go?", "stream": True})
     assert _events(response.text) == [
-        ("token", {"text": DONT_KNOW}),
+        ("token", {"text": DONT_KNOW, "draft": False}),  # the answer itself, not a draft
         ("citations", []),
         (
             "done",
             _done(
                 answer=DONT_KNOW,
+                draft="none",
                 llm_called=False,
                 missing_terms=["Go"],
                 kind="refusal",
@@ -565,7 +571,7 @@ def test_a_model_failure_mid_stream_is_an_error_event(fake: FakeSynopsis) -> Non
     with _client(fake) as client:
         response = client.post("/ask", json={"question": "How do I loop?", "stream": True})
     token, (event, body) = _events(response.text)
-    assert token == ("token", {"text": "Use"})
+    assert token == ("token", {"text": "Use", "draft": True})
     assert (event, body["status_code"], body["error"], body["dependency"]) == (
         "error",
         503,
@@ -899,6 +905,7 @@ def test_ask_streamed_on_the_real_stack(kettle: Any) -> None:
     assert tokens >= 1
     assert names == ["token"] * tokens + ["citations", "done"]
     streamed = "".join(data["text"] for name, data in events if name == "token")
+    assert all(data["draft"] is True for name, data in events if name == "token")
     citations, done = events[-2][1], events[-1][1]
     assert done["llm_called"] is True
     if done["kind"] == "refusal":
@@ -906,11 +913,15 @@ def test_ask_streamed_on_the_real_stack(kettle: Any) -> None:
         return
     assert [citation["source"] for citation in citations] == [source] * len(citations)
     if done["kind"] == "generated":
-        assert (done["answer"], done["replaced"]) == (streamed.strip(), False)
+        assert (done["answer"], done["replaced"], done["draft"]) == (
+            streamed.strip(),
+            False,
+            "accepted",
+        )
         assert done["support"] >= settings.answer_min_support
     else:
         assert done["kind"] == "extractive"
-        assert (done["replaced"], len(citations)) == (True, 1)
+        assert (done["replaced"], done["draft"], len(citations)) == (True, "replaced", 1)
         assert done["grounding"]
         assert done["answer"] == extractive_answer(citations[0]["content"])
 

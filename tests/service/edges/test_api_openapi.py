@@ -106,6 +106,18 @@ def test_ask_declares_its_event_stream(document: dict[str, Any]) -> None:
     assert sorted(content) == ["application/json", "text/event-stream"]
     event = content["text/event-stream"]["schema"]
     assert event["properties"]["event"]["enum"] == ["token", "citations", "done", "error"]
+    data = event["properties"]["data"]
+    assert data["contentMediaType"] == "application/json"
+    token, citations, done, error = data["contentSchema"]["oneOf"]
+    # A token says whether it is a draft (unchecked); `done` what became of the draft.
+    assert (token["title"], sorted(token["properties"])) == ("AnswerToken", ["draft", "text"])
+    assert token["properties"]["draft"] == {"type": "boolean", "default": True}
+    assert citations == {"type": "array", "items": {"$ref": "#/components/schemas/SearchHit"}}
+    assert done["title"] == "AskDone"
+    assert done["properties"]["draft"]["enum"] == ["accepted", "none", "replaced"]
+    assert "draft" in done["required"]
+    assert error == {"$ref": "#/components/schemas/ErrorBody"}
+    assert {"SearchHit", "ErrorBody"} <= set(document["components"]["schemas"])
 
 
 @pytest.mark.parametrize(

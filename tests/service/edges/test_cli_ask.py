@@ -70,13 +70,17 @@ EXTRACTIVE = (
 )
 
 
-@pytest.mark.parametrize("stream", [[], ["--stream"]])
-def test_a_generated_answer(monkeypatch: pytest.MonkeyPatch, stream: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("stream", "stderr"), [([], ""), (["--stream"], "(draft, checked when complete)\n")]
+)
+def test_a_generated_answer(
+    monkeypatch: pytest.MonkeyPatch, stream: list[str], stderr: str
+) -> None:
     assert _ask(monkeypatch, GROUNDED, "How do I descale?", *stream) == (
         0,
         "Fill the kettle with vinegar and water, then boil it [1].\n\n"
         "(generated answer, grounding support 1.00)\n" + CITATION,
-        "",
+        stderr,
     )
 
 
@@ -93,7 +97,10 @@ def test_a_streamed_reply_that_fails_is_followed_by_the_extractive_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code, stdout, stderr = _ask(monkeypatch, INVENTED, "How do I descale?", "--stream")
-    assert (code, stderr) == (0, "(grounding: code not in the passages: descale --all)\n")
+    assert (code, stderr) == (
+        0,
+        "(draft, checked when complete)\n(grounding: code not in the passages: descale --all)\n",
+    )
     assert stdout == (
         "Run `descale --all` twice [1].\n\n"
         "(replaced: the reply above failed the grounding check)\n\n"

@@ -250,7 +250,12 @@ def test_ask_streams_an_answer_with_its_kind_and_clickable_citations(
     _keys(page, READ_KEY)
     page.fill("#query", QUESTION)
     page.click("#ask-button")
+    # The model's tokens are shown as a draft (they are checked once the reply is whole)...
+    page.wait_for_selector("#answer-text.draft", timeout=MODEL_TIMEOUT_MS)
+    assert page.text_content("#answer-kind") == "draft: not yet checked"
     page.wait_for_selector("#answer-kind[data-kind]", timeout=MODEL_TIMEOUT_MS)
+    # ...until the checked answer replaces them.
+    assert page.locator("#answer-text.draft").count() == 0
     kind = page.get_attribute("#answer-kind", "data-kind")
     answer = page.inner_text("#answer-text").strip()
     citations = page.locator("#citations li").all_text_contents()

@@ -260,7 +260,7 @@ def test_a_streamed_reply_that_fails_the_check_ends_with_the_extractive_answer()
     ("question", "hits", "missing"),
     [("How do I count?", [], []), ("Count in Go?", HITS, ["Go"])],
 )
-def test_a_refusal_streams_its_one_line_without_the_model(
+def test_a_refusal_without_the_model_streams_its_answer_alone(
     question: str, hits: list[Hit], missing: list[str]
 ) -> None:
     model = ScriptedStreamModel(tokens=TOKENS)
@@ -268,12 +268,13 @@ def test_a_refusal_streams_its_one_line_without_the_model(
     refusal = Answer(
         text=DONT_KNOW, citations=[], llm_called=False, kind="refusal", missing_terms=missing
     )
-    assert list(answerer.stream(question, hits)) == [DONT_KNOW, refusal]
+    # Nothing is drafted: the edges show the refusal's line as it is.
+    assert list(answerer.stream(question, hits)) == [refusal]
 
     async def collect() -> list[str | Answer]:
         return [item async for item in answerer.astream(question, hits)]
 
-    assert asyncio.run(collect()) == [DONT_KNOW, refusal]
+    assert asyncio.run(collect()) == [refusal]
     assert model.calls == 0
 
 

@@ -287,6 +287,8 @@ function reset() {
   $("answer").hidden = true;
   $("results").hidden = true;
   $("answer-text").textContent = "";
+  $("answer-text").classList.remove("draft");
+  $("answer-text").removeAttribute("aria-busy");
   $("answer-kind").textContent = "";
   $("answer-kind").className = "badge";
   delete $("answer-kind").dataset.kind;
@@ -368,21 +370,38 @@ async function ask(question) {
     if (event === "token") {
       streamed += data.text;
       text.textContent = streamed;
-      setStatus("Writing…");
+      // Unchecked text (a passage may tell the model what to write): shown as plain,
+      // provisional text, with no links, until `done` says what the answer is.
+      if (data.draft !== false) showDraft();
+      setStatus("Writing a draft; it is checked against the passages when complete…");
     } else if (event === "citations") {
       $("citations").replaceChildren(...data.map((hit, i) => citationItem(hit, i + 1)));
     } else if (event === "done") {
+      text.classList.remove("draft");
+      text.removeAttribute("aria-busy");
       text.replaceChildren(answerText(data.answer));
       showKind(data);
       setStatus(
-        data.kind === "extractive"
-          ? "The model's reply was not grounded in the passages; quoted instead."
+        data.draft === "replaced"
+          ? "The draft was not grounded in the passages and was replaced" +
+              (data.kind === "extractive" ? ": quoted instead." : ".")
           : "Done.",
       );
     } else if (event === "error") {
+      text.classList.remove("draft");
+      text.removeAttribute("aria-busy");
       setStatus(`${data.error}: ${data.detail}`, true);
     }
   }
+}
+
+function showDraft() {
+  const text = $("answer-text");
+  text.classList.add("draft");
+  text.setAttribute("aria-busy", "true");
+  const badge = $("answer-kind");
+  badge.textContent = "draft: not yet checked";
+  badge.className = "badge draft";
 }
 
 // -- sources and uploads ---------------------------------------------------------------
