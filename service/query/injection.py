@@ -50,7 +50,7 @@ _TAG_LOOKALIKE = re.compile(rf"[{_OPEN_BRACKETS}]{_GAP}/?{_GAP}" + _GAP.join(TAG
 _W = r"[\s\u00a0]+"  # words may wrap onto the next line
 _ANY = rf"(?:{_W}[\w'’-]+){{0,5}}?{_W}"  # a few words between two parts of a request
 _MODEL_NOUN = (
-    r"(?:ai|a\.i\.|llms?|gpts?|chatgpt|chat\s?bots?|(?:large\s)?language\s+models?|"
+    r"(?:ai|a\.i\.|llms?|gpts?|chatgpt|chat\s?bots?|(?:ai\s+|large\s+)?language\s+models?|"
     r"ai\s+(?:models?|assistants?|agents?|systems?|tools?)|assistants?|copilots?)"
 )
 _INSTRUCTION_NOUN = (
