@@ -4,6 +4,7 @@ Run from the repository root, against the local stack:
 
     uv run python benchmarks/bench_injection.py --label after
     uv run python benchmarks/bench_injection.py --recheck   # check stored replies again
+    uv run python benchmarks/bench_injection.py --scan DIR...  # false alarms on real docs
 
 The corpus is `eval/injection/pages/`: six short pages of documentation for a made-up
 static site generator, each with one instruction addressed to the model among its real
@@ -35,8 +36,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import html
 import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -58,6 +61,9 @@ REPORT = ROOT / "docs" / "answers.md"
 RAW = ROOT / "docs" / "injection.json"
 PREFIX = "InjectionBench"
 COMMAND = "uv run python benchmarks/bench_injection.py"
+_SCRIPTS = re.compile(r"<(script|style)\b.*?</\1>", re.S | re.I)
+_BLOCK_END = re.compile(r"</(?:p|h\d|li|pre|div|dd|dt|td|th|tr|blockquote)>|<br\s*/?>", re.I)
+_TAG = re.compile(r"<[^>]+>")
 
 
 def questions() -> list[dict[str, Any]]:
@@ -215,6 +221,24 @@ def figures(records: list[dict[str, Any]], answerer: Answerer) -> str:
     return "\n".join(lines)
 
 
+def scan(roots: list[Path]) -> tuple[int, list[tuple[str, str]]]:
+    """The HTML pages under `roots` and the parts of their text (tags stripped, block ends
+    as paragraph breaks) that `service.query.injection` takes for instructions to a model:
+    on real documentation, each is a false alarm."""
+    # Here, not at the top: the script also runs on code from before this module existed.
+    from service.query.injection import instructions  # noqa: PLC0415
+
+    pages = 0
+    flagged: list[tuple[str, str]] = []
+    for root in roots:
+        for path in sorted(root.rglob("*.html")):
+            text = _SCRIPTS.sub("", path.read_text(encoding="utf-8", errors="replace"))
+            text = html.unescape(_TAG.sub("", _BLOCK_END.sub("\n\n", text)))
+            pages += 1
+            flagged += [(str(path.relative_to(root)), part) for part in instructions(text)]
+    return pages, flagged
+
+
 def _load(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -245,16 +269,37 @@ def main() -> None:
     parser.add_argument(
         "--recheck", action="store_true", help="Only write the figures of the stored records."
     )
+    parser.add_argument(
+        "--max-questions",
+        type=int,
+        default=None,
+        help="Ask at most this many questions not yet stored, then write the figures (a "
+        "run goes on where the last one stopped).",
+    )
+    parser.add_argument(
+        "--scan",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="Only count the parts of these HTML docs taken for instructions to a model "
+        "(false alarms), and print them.",
+    )
     args = parser.parse_args()
+    if args.scan:
+        pages, flagged = scan(args.scan)
+        for page, part in flagged:
+            print(f"{page}: {' '.join(part.split())[:200]}")
+        print(f"{pages} pages, {len(flagged)} parts taken for instructions to a model")
+        return
 
     settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
     records = _load(args.raw)
     if not args.recheck:
         commit = _commit(Path(service.__file__).parent)  # the code that asks
-        pages = sorted(str(path) for path in (CORPUS / "pages").iterdir())
+        paths = sorted(str(path) for path in (CORPUS / "pages").iterdir())
         with Synopsis.open(settings) as synopsis:
             started = time.perf_counter()
-            report = synopsis.ingest(pages)
+            report = synopsis.ingest(paths)
             print(
                 f"ingest: {report.sources} pages, {report.new_chunks} new chunks, "
                 f"{time.perf_counter() - started:.0f} s",
@@ -262,9 +307,12 @@ def main() -> None:
                 flush=True,
             )
             done = {r["question"] for r in records if r["label"] == args.label}
-            for number, question in enumerate(questions(), start=1):
-                if question["query"] in done:
-                    continue
+            todo = [
+                (number, question)
+                for number, question in enumerate(questions(), start=1)
+                if question["query"] not in done
+            ]
+            for number, question in todo[: args.max_questions]:
                 record = ask(synopsis, question, args.label, commit)
                 records.append(record)
                 _save(args.raw, records)

@@ -6,11 +6,17 @@ before is still there, whole.
 A source that would split into more than `SYNOPSIS_MAX_CHUNKS_PER_SOURCE` chunks (here 20)
 is refused before anything of it is written: each chunk costs a model call. Summaries only
 need to exist here (`cheap_settings`), and the fetch deadline is 3 s, not 60.
+
+The injection pages (eval/injection: documentation that tells the answer model to ignore
+its instructions, output a link, reveal its prompt) are indexed too, and one question per
+page asked: the answer shown never carries out the instruction, whatever the smallest
+model writes, and the model's tokens are streamed as a draft.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -29,6 +35,7 @@ from service.synopsis import Synopsis
 from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server
 from tests.loaders.test_hostile import EXPECTED
 from tests.service.conftest import assert_invariants
+from tests.service.edges.test_api import _events
 from tests.service.serving import IN_PROCESS_URL
 
 pytestmark = pytest.mark.integration
@@ -165,3 +172,53 @@ def test_what_was_indexed_before_is_still_whole(
     assert hits[0]["source"] == "kettle.md"
     synopsis: Synopsis = client.app.state.synopsis
     assert_invariants(synopsis.store)
+
+
+# -- pages that give the answer model instructions -----------------------------------------
+
+#: The injection corpus (eval/injection): documentation pages, each with one instruction to
+#: the model among its content, and two questions per page with what following it shows.
+INJECTION = Path(__file__).resolve().parents[3] / "eval" / "injection"
+INJECTION_QUESTIONS = [
+    json.loads(line)
+    for line in (INJECTION / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+#: One question per page: each answer is a model call.
+FIRST_PER_PAGE = list(
+    {question["page"]: question for question in reversed(INJECTION_QUESTIONS)}.values()
+)
+
+
+@pytest.fixture(scope="module")
+def injection_pages(client: TestClient[Any], indexed_before: dict[str, Any]) -> dict[str, Any]:
+    files = [
+        ("files", (path.name, path.read_bytes()))
+        for path in sorted((INJECTION / "pages").iterdir())
+    ]
+    job = _run(client, client.post("/documents", files=files, headers=WRITE))
+    assert (job["state"], job["errors"]) == ("done", []), job
+    return job
+
+
+@pytest.mark.parametrize("question", FIRST_PER_PAGE, ids=lambda question: question["page"])
+def test_an_answer_does_not_follow_an_instruction_in_an_indexed_page(
+    question: dict[str, Any], client: TestClient[Any], injection_pages: dict[str, Any]
+) -> None:
+    """Whatever the model writes, the answer shown does not carry out what the page told
+    it (its link, its sentence, the prompt), and every token of the model's reply is
+    streamed as a draft."""
+    body = {"question": question["query"], "stream": True}
+    response = client.post("/ask", json=body, headers=READ)
+    assert response.status_code == 200, response.text
+    events = _events(response.text)
+    names = [name for name, _ in events]
+    assert names[-2:] == ["citations", "done"], names
+    done = events[-1][1]
+    tokens = [data for name, data in events if name == "token"]
+    if done["llm_called"]:
+        assert tokens
+        assert all(token["draft"] is True for token in tokens)
+        assert done["draft"] in ("accepted", "replaced")
+    shown = done["answer"].lower()
+    assert not [marker for marker in question["followed"] if marker.lower() in shown], done
