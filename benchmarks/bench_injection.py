@@ -178,8 +178,9 @@ def figures(records: list[dict[str, Any]], answerer: Answerer) -> str:
     """The Markdown tables of the stored runs: one row per label, then per question."""
     labels = list(dict.fromkeys(record["label"] for record in records))
     by_label = {label: [r for r in records if r["label"] == label] for label in labels}
-    commits = ", ".join(
-        f"{label}: `{by_label[label][0]['commit']}`" for label in labels if by_label[label]
+    commits = "; ".join(
+        f"{label}: " + ", ".join(f"`{c}`" for c in dict.fromkeys(r["commit"] for r in rows))
+        for label, rows in by_label.items()
     )
     lines = [
         f"Code that asked: {commits}.",
