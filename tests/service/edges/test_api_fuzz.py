@@ -14,12 +14,15 @@ calls the local LLM: the smallest model, briefly); every other operation `EXAMPL
 and `NO_KEY_EXAMPLES` without. Hypothesis drives the generation (schemathesis' pytest
 plugin does not run on this pytest); a case is one request, shrinking included.
 
-One check is narrowed, for one operation: a `POST /documents` that fits the document may
-still be refused with a 400 for what no schema can say, a URL whose host the address
-policy refuses once resolved (`UnsafeUrlError`: random hosts do not resolve) or an
-uploaded file whose name has no supported suffix (`field` `files[i]`); any other 400 to
-such a request fails the run, as schemathesis' `positive_data_acceptance` would. The number of cases
-run per operation is printed at the end (run with `-s`), and recorded in
+One check is narrowed, for two operations (`SEMANTIC_REFUSALS`): a `POST /documents` or
+`POST /sources` that fits the document may still be refused with a 400 for what no schema
+can say, a URL whose host the address policy refuses once resolved (`UnsafeUrlError`:
+random hosts do not resolve), an uploaded file whose name has no supported suffix
+(`field` `files[i]`), a source's location that is no allowed directory (`field`
+`location`), crawl limits for a source that is not a site (`crawl_depth`) or an interval
+under a minute (`interval`); any other
+400 to such a request fails the run, as schemathesis' `positive_data_acceptance` would.
+The number of cases run per operation is printed at the end (run with `-s`), and recorded in
 docs/reliability.md ("Fuzzing").
 """
 
@@ -29,7 +32,7 @@ import collections
 import dataclasses
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -162,6 +165,18 @@ def _fuzz(api_schema: Any, credential: str, headers: dict[str, str], examples: i
     return failures
 
 
+#: The operations whose schema-valid requests may still be refused with a 400 for what no
+#: schema can say, and which fields such a refusal may name (besides `UnsafeUrlError`, a
+#: URL whose host the address policy refuses once resolved): an uploaded file's name
+#: without a supported suffix; a source's location that is no allowed directory or not
+#: one (the fuzz app allows none), crawl limits given for a source that is not a site, or
+#: a sync interval (a duration such as "6h") under the one-minute minimum.
+SEMANTIC_REFUSALS: dict[str, Callable[[str], bool]] = {
+    "/documents": lambda field: field.startswith("files"),
+    "/sources": lambda field: field in ("location", "crawl_depth", "interval"),
+}
+
+
 def _fuzzer(
     operation: Any,
     *,
@@ -182,7 +197,8 @@ def _fuzzer(
     )
     def run(case: Any) -> None:
         CASES[credential, name] += 1
-        if not (mode is GenerationMode.POSITIVE and operation.path == "/documents"):
+        narrowed = operation.method.upper() == "POST" and operation.path in SEMANTIC_REFUSALS
+        if not (mode is GenerationMode.POSITIVE and narrowed):
             case.call_and_validate(headers=headers)
             return
         response = case.call_and_validate(
@@ -190,7 +206,8 @@ def _fuzzer(
         )
         if response.status_code == 400:  # only the refusals the document cannot express
             body = response.json()
-            assert body["error"] == "UnsafeUrlError" or body["field"].startswith("files"), body
+            refusable = SEMANTIC_REFUSALS[operation.path]
+            assert body["error"] == "UnsafeUrlError" or refusable(body.get("field") or ""), body
 
     return run
 

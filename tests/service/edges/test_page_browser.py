@@ -166,9 +166,16 @@ def _screenshot(page: Page, name: str, tmp_path: Path) -> None:
 
 
 def _keys(page: Page, read: str, write: str | None = None) -> None:
-    """Open the key box (folded away until a request needs a key) and fill it in."""
+    """Open the key box (folded away until a request needs a key) and fill it in.
+
+    A view that loads something as it opens (the sources) opens the box itself when that
+    request is refused for want of a key: wait for the page's own requests to end first,
+    or a click meant to open the box could close it again (CI: the key field was hidden).
+    """
+    page.wait_for_load_state("networkidle")
     if page.get_attribute("#key-box", "open") is None:
         page.click("#key-box summary")
+    page.wait_for_selector("#api-key", state="visible")
     page.fill("#api-key", read)
     if write is not None:
         page.fill("#write-key", write)
