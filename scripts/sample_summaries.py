@@ -3,6 +3,7 @@
     uv run python scripts/sample_summaries.py chunks            # the sample → chunks.jsonl
     uv run python scripts/sample_summaries.py generate MODEL    # first attempts by MODEL
     uv run python scripts/sample_summaries.py retry MODEL       # strict retries (see below)
+    uv run python scripts/sample_summaries.py stored CORPUS     # what an index stored
 
 `chunks` loads and splits the three corpora of the question sets the way an ingest does
 (`eval/README.md`: the Python tutorial, the MkDocs pages of `eval/mkdocs.sources`, the
@@ -17,6 +18,13 @@ strict retry for each first attempt that the current guard (`validate_summary`, 
 the faithfulness check) flags, so that what the guard would store can be labeled too.
 Both append to `summaries.jsonl` and skip what is there already; labels are added by
 hand afterwards (`label`, `note`). Heavy: run under the machine's CPU lock.
+
+`stored` reads back what an ingest stored for the sampled chunks of CORPUS, from the
+index of `SYNOPSIS_COLLECTION_PREFIX` (the summary, its kind, model and recorded
+reason), and appends it to `stored.jsonl` with `--guard` naming the guard of that
+ingest. A stored summary that is, word for word, a labeled one of the same chunk and
+model in `summaries.jsonl` (temperature 0 gives the same first attempt) takes its label;
+the rest are labeled by hand. Light: no model is called.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from weaviate.classes.query import Filter
+
 from loaders import load
 from loaders.documents import SOURCE, TITLE
-from service.connections import ensure_stack
+from service.connections import connect_weaviate, ensure_stack
 from service.index.identity import chunk_id
 from service.ingest.pipeline import _chunk_hash, _headers
 from service.ingest.quality import QualityThresholds, validate_summary
@@ -45,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "eval" / "summaries"
 CHUNKS = OUT / "chunks.jsonl"
 SUMMARIES = OUT / "summaries.jsonl"
+STORED = OUT / "stored.jsonl"
 TUTORIAL = "/usr/share/doc/python3.11/html/tutorial/"
 SEED = 23
 
@@ -168,6 +179,69 @@ def generate(settings: Settings, model: str, *, strict: bool) -> None:
         summarizer.close()
 
 
+def stored(settings: Settings, corpus: str, guard: str) -> None:
+    """Append what the index of `settings.collection_prefix` holds for the sampled chunks
+    of `corpus` to stored.jsonl (labels carried over where the text is a labeled one's)."""
+    index = settings.collection_prefix
+    sampled = [row["chunk_id"] for row in read_jsonl(CHUNKS) if row["corpus"] == corpus]
+    kept = {(r["chunk_id"], r["index"]) for r in read_jsonl(STORED)}
+    labeled = {
+        (r["chunk_id"], r["model"], r["summary"]): r
+        for r in read_jsonl(SUMMARIES)
+        if r.get("label")
+    }
+    client = connect_weaviate(settings)
+    try:
+        summaries = client.collections.use(f"{index}SummarizedDocuments")
+        found = summaries.query.fetch_objects(
+            filters=Filter.by_property("original_id").contains_any(sampled),
+            limit=len(sampled) * 2,
+            return_properties=[
+                "summary",
+                "original_id",
+                "kind",
+                "model",
+                "prompt_version",
+                "reason",
+            ],
+        )
+    finally:
+        client.close()
+    by_chunk = {str(obj.properties["original_id"]): obj.properties for obj in found.objects}
+    missing = [cid for cid in sampled if cid not in by_chunk]
+    carried = 0
+    for cid in sampled:
+        props = by_chunk.get(cid)
+        if props is None or (cid, index) in kept:
+            continue
+        kind = str(props.get("kind") or "llm")
+        model = str(props.get("model") or "")
+        text = str(props.get("summary") or "")
+        known = labeled.get((cid, model, text)) if kind == "llm" else None
+        carried += known is not None
+        append_jsonl(
+            STORED,
+            {
+                "chunk_id": cid,
+                "corpus": corpus,
+                "model": model,
+                "prompt_version": str(props.get("prompt_version") or ""),
+                "index": index,
+                "guard": guard,
+                "kind": kind,
+                "reason": str(props.get("reason") or ""),
+                "summary": text,
+                "label": known["label"] if known else None,
+                "note": known["note"] if known else "",
+            },
+        )
+    print(
+        f"{corpus} in {index}: {len(sampled) - len(missing)} of {len(sampled)} sampled chunks "
+        f"have a summary; {carried} labels carried over",
+        file=sys.stderr,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -176,10 +250,15 @@ def main() -> None:
     for name in ("generate", "retry"):
         command = commands.add_parser(name)
         command.add_argument("model", help="Ollama chat model name")
+    read_back = commands.add_parser("stored", help="read back what an index stored")
+    read_back.add_argument("corpus", choices=sorted(corpora()))
+    read_back.add_argument("--guard", required=True, help="the guard of that ingest, in words")
     args = parser.parse_args()
     settings = Settings.from_env()
     if args.command == "chunks":
         sample_chunks(settings, args.per_corpus)
+    elif args.command == "stored":
+        stored(settings, args.corpus, args.guard)
     else:
         generate(settings, args.model, strict=args.command == "retry")
 
