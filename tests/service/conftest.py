@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,14 +181,37 @@ def six_sections_markdown(title: str = "Quillmark guide") -> str:
     return f"# {title}\n\n{body}\n"
 
 
-def write_controlflow_markdown(path: Path) -> Path:
-    """The real page as the loader sees it, saved as Markdown at `path`.
+#: A numbered section's header line in the page's Markdown ("## 4.3. The `range()` …").
+_SECTION_HEADER = re.compile(r"^#{2,6} (\d+(?:\.\d+)+)\. ", re.M)
+#: Sections of CONTROLFLOW that a short copy keeps (`write_controlflow_markdown(path,
+#: CONTROLFLOW_HEAD)`), and its chunks: the title's, 4.1, 4.2 and the two of 4.3.
+CONTROLFLOW_HEAD = ("4.1", "4.2", "4.3")
+CONTROLFLOW_HEAD_CHUNKS = 5
+
+
+def write_controlflow_markdown(path: Path, sections: Sequence[str] = ()) -> Path:
+    """The real page as the loader sees it, saved as Markdown at `path`: whole, or its
+    title's text and only the numbered `sections`, each without its subsections. List a
+    subsection's parent with it (`("4.8", "4.8.6")`): a chunk's header path is part of
+    its identity.
 
     A copy of the HTML elsewhere would not do: the loader resolves its relative links
     against the file's location, so every chunk with a link would differ. The Markdown
-    keeps the page's absolute links, so its chunks equal the page's and their summaries
-    come from the cache.
+    keeps the page's absolute links, so its chunks equal the page's (a section's chunks
+    depend only on its header path and its text) and their summaries come from the cache:
+    a short copy costs the embeddings of its few chunks, not of the page's 34.
     """
     [page] = load([CONTROLFLOW])
-    path.write_text(page.page_content, encoding="utf-8")
+    markdown = page.page_content
+    if sections:
+        headers = list(_SECTION_HEADER.finditer(markdown))
+        ends = [header.start() for header in headers[1:]] + [len(markdown)]
+        kept = [
+            markdown[header.start() : end]
+            for header, end in zip(headers, ends, strict=True)
+            if header.group(1) in sections
+        ]
+        assert len(kept) == len(sections), f"not every section of {sections} is on the page"
+        markdown = markdown[: headers[0].start()] + "".join(kept)
+    path.write_text(markdown, encoding="utf-8")
     return path

@@ -1,9 +1,9 @@
 """Ingestion on the real stack: invariants, idempotence, edits, deletes and interruptions.
 
 Every test here works on the session's `TestCore` collections. Sources other than the
-real page are its Markdown (same chunks, so their summaries come from the cache: no LLM
-call) or small Markdown files written under tmp paths; each test deletes the sources it
-added.
+real page are its Markdown, whole or a few of its sections (the page's chunks, so their
+summaries come from the cache: no LLM call), or small Markdown files written under tmp
+paths; each test deletes the sources it added.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from tests.conftest import IsolatedSettings, cheap_model_settings, model_env
 from tests.service.conftest import (
     CONTROLFLOW,
     CONTROLFLOW_CHUNKS,
+    CONTROLFLOW_HEAD,
+    CONTROLFLOW_HEAD_CHUNKS,
     assert_invariants,
     census,
     cli,
@@ -135,6 +137,10 @@ _LAMBDA_SECTION = re.compile(
     r"^### 4\.8\.6\. Lambda Expressions(?: \{#[^}]*\})?$.*?(?=^### 4\.8\.7\. )", re.M | re.S
 )
 _LAMBDA_HEADER = "4.8.6. Lambda Expressions"
+#: The sections of the edited copy: "4.5. pass Statements" (edited), "4.8.6. Lambda
+#: Expressions" (removed), their neighbours in the page, and the title's chunk.
+_EDITED_COPY = ("4.5", "4.8", "4.8.6", "4.8.7")
+_EDITED_COPY_CHUNKS = 5
 
 
 def _edit(page: Path) -> None:
@@ -155,18 +161,18 @@ def _headers_found(core: Synopsis, query: str, source: str) -> list[str]:
 def test_edited_copy_summarizes_only_changed_chunks_and_drops_the_removed_section(
     core: Synopsis, controlflow: IngestReport, tmp_path: Path, remove_sources: list[str]
 ) -> None:
-    page = write_controlflow_markdown(tmp_path / "controlflow.md")
+    page = write_controlflow_markdown(tmp_path / "controlflow.md", _EDITED_COPY)
     source = str(page)
     remove_sources.append(source)
 
-    # Another source with the same chunks: every summary comes from the cache.
+    # Another source with chunks of the page: every summary comes from the cache.
     first = core.ingest([source])
     assert (first.new_chunks, first.llm_calls, first.cached_summaries) == (
-        CONTROLFLOW_CHUNKS,
+        _EDITED_COPY_CHUNKS,
         0,
-        CONTROLFLOW_CHUNKS,
+        _EDITED_COPY_CHUNKS,
     )
-    assert first.objects_written == 2 * CONTROLFLOW_CHUNKS
+    assert first.objects_written == 2 * _EDITED_COPY_CHUNKS
     assert _LAMBDA_HEADER in _headers_found(core, "lambda expressions anonymous functions", source)
 
     _edit(page)
@@ -177,7 +183,7 @@ def test_edited_copy_summarizes_only_changed_chunks_and_drops_the_removed_sectio
     # reaches the model.
     assert (second.new_chunks, second.unchanged_chunks, second.deleted_chunks) == (
         1,
-        CONTROLFLOW_CHUNKS - 2,
+        _EDITED_COPY_CHUNKS - 2,
         2,
     )
     # One call for the new chunk, and one more if the summary guard asked for a retry.
@@ -188,7 +194,7 @@ def test_edited_copy_summarizes_only_changed_chunks_and_drops_the_removed_sectio
         2,
     )
     assert core.summarizer.calls - calls == second.llm_calls
-    assert _count(core.store, source) == (CONTROLFLOW_CHUNKS - 1, CONTROLFLOW_CHUNKS - 1)
+    assert _count(core.store, source) == (_EDITED_COPY_CHUNKS - 1, _EDITED_COPY_CHUNKS - 1)
     found = assert_invariants(core.store)
     assert found.originals[CONTROLFLOW] == CONTROLFLOW_CHUNKS  # the real page is untouched
 
@@ -205,18 +211,18 @@ def test_edited_copy_summarizes_only_changed_chunks_and_drops_the_removed_sectio
 
     # Chunk indexes follow the new order: 0 … n-1 without a gap where the section was.
     indexes = sorted(s.chunk_index for s in core.store.existing_originals(source).values())
-    assert indexes == list(range(CONTROLFLOW_CHUNKS - 1))
+    assert indexes == list(range(_EDITED_COPY_CHUNKS - 1))
 
 
 def test_delete_source_removes_originals_summaries_and_record(
     core: Synopsis, controlflow: IngestReport, tmp_path: Path
 ) -> None:
-    page = write_controlflow_markdown(tmp_path / "controlflow.md")
+    page = write_controlflow_markdown(tmp_path / "controlflow.md", CONTROLFLOW_HEAD)
     source = str(page)
     core.ingest([source])
-    assert _count(core.store, source) == (CONTROLFLOW_CHUNKS, CONTROLFLOW_CHUNKS)
+    assert _count(core.store, source) == (CONTROLFLOW_HEAD_CHUNKS, CONTROLFLOW_HEAD_CHUNKS)
 
-    assert core.delete_source(source) == (CONTROLFLOW_CHUNKS, CONTROLFLOW_CHUNKS)
+    assert core.delete_source(source) == (CONTROLFLOW_HEAD_CHUNKS, CONTROLFLOW_HEAD_CHUNKS)
 
     assert _count(core.store, source) == (0, 0)
     assert core.store.source_record(source) is None
@@ -237,7 +243,7 @@ def test_failure_between_originals_and_summaries_is_repaired_by_the_next_ingest(
     remove_sources: list[str],
 ) -> None:
     """The worst point to stop: originals written, their summaries not yet."""
-    page = write_controlflow_markdown(tmp_path / "controlflow.md")
+    page = write_controlflow_markdown(tmp_path / "controlflow.md", CONTROLFLOW_HEAD)
     source = str(page)
     remove_sources.append(source)
 
@@ -251,7 +257,7 @@ def test_failure_between_originals_and_summaries_is_repaired_by_the_next_ingest(
 
     interrupted = census(core.store)
     assert (interrupted.originals[source], interrupted.summaries[source]) == (
-        CONTROLFLOW_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
         0,
     )
     assert interrupted.dangling_summaries == []
@@ -267,17 +273,17 @@ def test_failure_between_originals_and_summaries_is_repaired_by_the_next_ingest(
     assert (report.unchanged_sources, report.new_chunks, report.unchanged_chunks) == (
         0,
         0,
-        CONTROLFLOW_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
     )
     assert (report.llm_calls, report.cached_summaries, report.objects_written) == (
         0,
-        CONTROLFLOW_CHUNKS,
-        CONTROLFLOW_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
     )
     found = assert_invariants(core.store)
     assert (found.originals[source], found.summaries[source]) == (
-        CONTROLFLOW_CHUNKS,
-        CONTROLFLOW_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
+        CONTROLFLOW_HEAD_CHUNKS,
     )
     record = core.store.source_record(source)
     assert record is not None
@@ -302,7 +308,8 @@ def test_killed_ingest_is_completed_by_the_next_run(
     request (its Ollama is the gate, the real Ollama behind it)."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    write_controlflow_markdown(corpus / "a_controlflow.md")  # cached summaries: fast
+    # The page's first sections: cached summaries, a few embeddings.
+    write_controlflow_markdown(corpus / "a_controlflow.md", CONTROLFLOW_HEAD)
     write_markdown(corpus / "b_notes.md", "Notes", _NOTES)  # needs the model
     sources = [str(corpus / "a_controlflow.md"), str(corpus / "b_notes.md")]
     with ollama_gate(core_settings.resolved_ollama_url) as gate:
@@ -326,7 +333,7 @@ def test_killed_ingest_is_completed_by_the_next_run(
                 process.send_signal(signal.SIGKILL)
             assert process.wait(timeout=60) == -signal.SIGKILL
             killed_at = census(core.store)
-            assert killed_at.originals[sources[0]] == CONTROLFLOW_CHUNKS
+            assert killed_at.originals[sources[0]] == CONTROLFLOW_HEAD_CHUNKS
             assert killed_at.originals[sources[1]] == 0
             gate.release()
 
@@ -335,11 +342,11 @@ def test_killed_ingest_is_completed_by_the_next_run(
             assert code == 0, stderr
             assert stdout.startswith("2 sources (")
             found = assert_invariants(core.store)
-            assert [found.originals[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
-            assert [found.summaries[source] for source in sources] == [CONTROLFLOW_CHUNKS, 2]
+            assert [found.originals[source] for source in sources] == [CONTROLFLOW_HEAD_CHUNKS, 2]
+            assert [found.summaries[source] for source in sources] == [CONTROLFLOW_HEAD_CHUNKS, 2]
             records = [core.store.source_record(source) for source in sources]
             assert [(r.status, r.chunks) for r in records if r] == [
-                ("complete", CONTROLFLOW_CHUNKS),
+                ("complete", CONTROLFLOW_HEAD_CHUNKS),
                 ("complete", 2),
             ]
         finally:
