@@ -63,6 +63,9 @@ def _settings(base: Settings, prefix: str) -> Settings:
         jobs_poll_seconds=0.2,
         jobs_lease_seconds=3.0,
         jobs_stall_seconds=10.0,
+        # A job that ends on a hung Weaviate cannot release its source leases; they end
+        # this long after their last renewal, and the retry waits for them (60 s by default).
+        ingest_lock_seconds=6.0,
         query_embedding_timeout=DEADLINE,
         embedding_timeout=30.0,  # past the stall limit and its grace: the stall ends the job
         answer_timeout=DEADLINE,

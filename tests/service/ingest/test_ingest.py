@@ -296,6 +296,11 @@ _NOTES = {
 }
 
 
+#: The source lease of a process the test kills (`ingest_lock_seconds`): short, so that
+#: the next run takes the sources over in seconds; renewed every third of it meanwhile.
+KILLED_LEASE_SECONDS = 6.0
+
+
 def _synopsis_command() -> list[str]:
     return [str(Path(sys.executable).with_name("synopsis"))]
 
@@ -319,6 +324,9 @@ def test_killed_ingest_is_completed_by_the_next_run(
             **model_env(core_settings),
             "SYNOPSIS_COLLECTION_PREFIX": core_settings.collection_prefix,
             "SYNOPSIS_OLLAMA_URL": gate.url,
+            # The killed run's lease on the second file ends this long after its last
+            # renewal; the next run waits for it (60 s by default).
+            "SYNOPSIS_INGEST_LOCK_SECONDS": str(KILLED_LEASE_SECONDS),
         }
         try:
             process = subprocess.Popen(

@@ -142,6 +142,7 @@ class _Service:
             "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs_poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs_lease_seconds),
+            "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest_lock_seconds),
             "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summary_timeout),
         }
         self.process = start_serve(self.port, env, self.log)
@@ -168,7 +169,11 @@ def gate(cheap_settings: Settings) -> Iterator[OllamaGate]:
 @pytest.fixture
 def service(cheap_settings: Settings, gate: OllamaGate, tmp_path: Path) -> Iterator[_Service]:
     configured = dataclasses.replace(
-        _settings(cheap_settings, "TestFaultService"), ollama_url=gate.url
+        _settings(cheap_settings, "TestFaultService"),
+        ollama_url=gate.url,
+        # The killed service's source leases end this long after their last renewal, and
+        # the retry waits for them (60 s by default).
+        ingest_lock_seconds=6.0,
     )
     _drop(configured)
     running = _Service(configured, free_port(), tmp_path / "serve.log")
