@@ -13,6 +13,7 @@ from service.edges.api import create_app
 from service.ingest.pipeline import IngestReport
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
+from tests.conftest import CHEAP_ANSWER_MAX_TOKENS
 from tests.service.conftest import CONTROLFLOW
 from tests.service.serving import IN_PROCESS_URL
 
@@ -28,8 +29,16 @@ FOLLOW_UP = "and how do I make it count down instead?"
 def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
     core_settings: Settings, controlflow: IngestReport
 ) -> None:
+    # The answers' words are not what this test checks (the CLI's `ask` and
+    # tests/service/test_default_model_integration.py check answers at full length), so
+    # they are short. The model's rewrite shares the limit, which a usable one (at most
+    # the two questions' length plus 20 characters) stays under.
     settings = dataclasses.replace(
-        core_settings, api_read_keys=KEYS, jobs_workers=0, conversation_rewrite="model"
+        core_settings,
+        api_read_keys=KEYS,
+        jobs_workers=0,
+        conversation_rewrite="model",
+        answer_max_tokens=CHEAP_ANSWER_MAX_TOKENS,
     )
     with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         conversation = client.post("/conversations", headers=A).json()
