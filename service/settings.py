@@ -454,7 +454,7 @@ class Settings:
         0.5, "Hybrid search's balance: 0 keyword (BM25) only, 1 vector only."
     )
     search_mode: Mode = setting(
-        "joint", "The search mode unless the request says otherwise (README, Search modes)."
+        "joint", "The search mode unless the request says otherwise (docs/search.md)."
     )
     search_summary_vector: SummaryVector = setting(
         "context",

@@ -39,7 +39,7 @@ def test_a_row_shows_type_default_choices_and_description() -> None:
     text = _script().render()
     assert (
         "| `SYNOPSIS_SEARCH_MODE` | one of `joint`, `summaries`, `originals`, `both`, `fused` "
-        "| `joint` | The search mode unless the request says otherwise (README, Search modes). |"
+        "| `joint` | The search mode unless the request says otherwise (docs/search.md). |"
     ) in text
     assert "| `SYNOPSIS_SUMMARY_GUARD` | boolean | `true` |" in text
     assert "| `SYNOPSIS_JOBS_MAX_SECONDS` | number | `43200` |" in text
