@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import re
 import signal
 import socket
 import statistics
@@ -109,15 +110,16 @@ def _hit(source: str, headers: list[str]) -> Hit:
     )  # fmt: skip
 
 
+#: A passage's opening tag and the first two lines of its block (`service.query.context`).
+_BLOCK = re.compile(r'^<passage id="\d+"[^\n]*>\n## ([^\n]*)\nSource: ([^\n]*)$', re.MULTILINE)
+
+
 def _passages(text: str) -> list[Hit]:
-    """The passages of a `search_docs` result: each block's header path and source."""
+    """The passages of a `search_docs` result: each fenced block's header path and source."""
     found = []
-    for block in text.split("\n\n## ")[1:]:
-        lines = block.split("\n", 2)
-        if len(lines) < 2 or not lines[1].startswith("Source: "):
-            continue  # the note on what was left out (or a header inside a text)
-        source, _ = split_location(lines[1].removeprefix("Source: "))
-        found.append(_hit(source, lines[0].split(" > ")))
+    for path, location in _BLOCK.findall(text):
+        source, _ = split_location(location)
+        found.append(_hit(source, path.split(" > ")))
     return found
 
 

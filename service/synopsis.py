@@ -403,6 +403,7 @@ class Synopsis:
             offset=offset,
             max_tokens=max_tokens,
             base_depth=len(path) - 1,
+            headers=path,
             continuation=continuation,
         )
 

@@ -3,9 +3,15 @@
 The chunks of a source hold its text without the header lines (the header path is their
 metadata), so reassembling puts each header back, as a Markdown ATX header of its depth,
 where the path changes; the chunks' text is given exactly as stored, so code blocks are
-byte-exact. Long text comes in pages: as many chunks, from `offset` (counted in chunks
-of the section or document, from 0), as fit in `max_tokens` (cl100k_base) with the
-preamble and the line that says where the next page starts.
+byte-exact (but for a look-alike of the fence's tag, below). Long text comes in pages:
+as many chunks, from `offset` (counted in chunks of the section or document, from 0), as
+fit in `max_tokens` (cl100k_base) with the preamble and the line that says where the next
+page starts.
+
+A page's text is fenced as the answer prompt fences a passage
+(`service.query.injection.fence`: `<passage id="1" source=… section=…>` … `</passage>`,
+look-alike tags inside neutralised), after a preamble that says it is data: a page may
+address the model that reads it.
 
 A *section* here is what a reader means by one: the chunks under a header, its
 subsections included, in document order. It is named by the header's anchor (`#id`, as
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 
 from service.errors import SearchError, SourceNotFoundError
 from service.index.records import SourceChunk, header_path
+from service.query.injection import DATA_NOTE, fence, neutralise_tags
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from splitters.encoding import count_tokens
 
@@ -120,12 +127,14 @@ def read_page(
     offset: int,
     max_tokens: int,
     base_depth: int = 0,
+    headers: Sequence[str] = (),
     continuation: Callable[[int], str],
 ) -> Reading:
     """The page of `chunks` (a section or document, in order) from `offset` that fits in
     `max_tokens`: a preamble, the text with its header lines (those deeper than
-    `base_depth`, plus the path's own at the page's start), and `continuation(next)` when
-    more follows. SearchError when `offset` is past the end or one chunk cannot fit."""
+    `base_depth`, plus the path's own at the page's start) fenced with the section's
+    `headers` (none for a document), and `continuation(next)` when more follows.
+    SearchError when `offset` is past the end or one chunk cannot fit."""
     check_page(max_tokens, offset)
     total = len(chunks)
     if total and offset >= total:
@@ -134,7 +143,13 @@ def read_page(
     # the preamble and continuation at their longest; the exact count is checked last.
     frame = count_tokens(
         _page_text(
-            source, what, [], offset=max(0, total - 1), total=total, continuation=continuation
+            source,
+            what,
+            [],
+            offset=max(0, total - 1),
+            total=total,
+            headers=headers,
+            continuation=continuation,
         )
     )
     frame += count_tokens(continuation(total))
@@ -149,12 +164,22 @@ def read_page(
         pieces.append(piece)
         used += cost
         previous = list(chunk.headers)
-    text = _page_text(source, what, pieces, offset=offset, total=total, continuation=continuation)
+
+    def page(pieces: list[str]) -> str:
+        return _page_text(
+            source,
+            what,
+            pieces,
+            offset=offset,
+            total=total,
+            headers=headers,
+            continuation=continuation,
+        )
+
+    text = page(pieces)
     while count_tokens(text) > max_tokens and len(pieces) > 1:
         pieces.pop()
-        text = _page_text(
-            source, what, pieces, offset=offset, total=total, continuation=continuation
-        )
+        text = page(pieces)
     if pieces and count_tokens(text) > max_tokens:
         needed = count_tokens(text)
         raise SearchError(
@@ -195,6 +220,7 @@ def _page_text(
     *,
     offset: int,
     total: int,
+    headers: Sequence[str],
     continuation: Callable[[int], str],
 ) -> str:
     count = len(pieces)
@@ -205,7 +231,16 @@ def _page_text(
     else:
         last = offset + count - 1
         span = f"Chunks {offset}-{last} of the {what}'s 0-{total - 1}."
-    parts = [f"Source: {source}\n{span}", *pieces]
+    # The source and the header path in `what` come from the page too: outside the
+    # fence, no look-alike of its tag either.
+    preamble = neutralise_tags(f"Source: {source}\n{span}")
+    if not total:
+        return preamble
+    # Fenced even with no piece yet: `read_page` counts the frame so.
+    parts = [
+        f"{preamble}\n{DATA_NOTE}",
+        fence(1, source, headers, _SEPARATOR.join(pieces)),
+    ]
     if offset + count < total:
         parts.append(continuation(offset + count))
     return _SEPARATOR.join(parts)

@@ -31,6 +31,7 @@ from mcp.types import CallToolResult
 from loaders import load
 from service.edges.mcp import INSTRUCTIONS, TOOL_NAMES
 from service.ingest.pipeline import IngestReport
+from service.query.injection import CLOSE_TAG, DATA_NOTE
 from service.synopsis import Synopsis
 from splitters.encoding import count_tokens
 from tests.service.conftest import CONTROLFLOW, CORE_PREFIX
@@ -152,6 +153,10 @@ def test_read_section_gives_a_section_of_several_chunks_whole_and_in_order(
     positions = [text.index(chunk.content) for chunk in section]
     assert positions == sorted(positions)
     assert text.index(f"## {SECTION}") < positions[0]
+    # Fenced as data, with the section's header path (the answer prompt's fence).
+    fence = f'<passage id="1" source="{CONTROLFLOW}" section="{" > ".join(section[0].headers)}">'
+    assert text.index(DATA_NOTE) < text.index(fence) < positions[0]
+    assert positions[-1] < text.index(CLOSE_TAG)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 
 from service.errors import SearchError, SourceNotFoundError
 from service.index.records import SourceChunk
+from service.query.injection import DATA_NOTE
 from service.query.reading import find_section, read_page, split_location
 from splitters.encoding import count_tokens
 
@@ -65,10 +66,12 @@ def test_a_section_is_reassembled_with_its_header_lines_and_code_byte_exact() ->
         "t.md", "section", chunks, offset=0, max_tokens=1000, base_depth=1, continuation=_more
     )
     assert page.text == (
-        "Source: t.md\nThe whole section: chunks 0-2.\n\n"
+        f"Source: t.md\nThe whole section: chunks 0-2.\n{DATA_NOTE}\n\n"
+        '<passage id="1" source="t.md" section="">\n'
         "## Functions\n\nFunctions, part one.\n\n"
         f"Part two:\n\n{CODE}\n\n"
-        "### Defaults\n\nDefault values."
+        "### Defaults\n\nDefault values.\n"
+        "</passage>"
     )
     assert (page.offset, page.count, page.total, page.next_offset) == (0, 3, 3, None)
 
@@ -87,10 +90,12 @@ def test_a_document_is_paged_by_the_budget_and_says_where_to_go_on() -> None:
     assert [(p.offset, p.count) for p in pages] == [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1)]
     assert pages[0].text.endswith("More from offset=1.")
     assert pages[0].text.startswith(
-        "Source: d.md\nChunks 0-0 of the document's 0-5.\n\n# Doc\n\n## Part 0"
+        f"Source: d.md\nChunks 0-0 of the document's 0-5.\n{DATA_NOTE}\n\n"
+        '<passage id="1" source="d.md" section="">\n# Doc\n\n## Part 0'
     )
+    assert pages[0].text.endswith("\n</passage>\n\nMore from offset=1.")
     # A later page starts with its whole header path.
-    assert "\n\n# Doc\n\n## Part 3\n\n" in pages[3].text
+    assert '<passage id="1" source="d.md" section="">\n# Doc\n\n## Part 3\n\n' in pages[3].text
     assert not pages[-1].text.endswith("More from offset=6.")
 
 
