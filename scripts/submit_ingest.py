@@ -142,7 +142,9 @@ def run(client: httpx.Client, sources: list[str], *, timeout: float, poll: float
         names = [f["source"] for f in job["request"].get("files", [])] + job.get("sources", [])
         if not any(indexed.get(name, 0) for name in names):
             status = 1  # nothing of it is searchable
-    print(f"searchable after {time.monotonic() - started:.0f} s", flush=True)
+    writing = any(job["state"] not in ENDED for job in jobs)
+    behind = "; the API keeps writing their summaries in the job" if writing else ""
+    print(f"searchable after {time.monotonic() - started:.0f} s{behind}", flush=True)
     return status
 
 

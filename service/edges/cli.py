@@ -338,9 +338,13 @@ def search(
         hits = synopsis.search(request)
         pending = synopsis.pending_summaries() if request.mode != "originals" else 0
     if pending:
+        # Not "ingest again": the API's ingest jobs write summaries after the chunks are
+        # searchable, so pending summaries are usually being written right now.
         _report(
-            f"{pending} chunks are still waiting for their summary (an ingest is running or "
-            "was interrupted: run `synopsis ingest` again); they are searched by their text"
+            f"{pending} chunks are still waiting for their summary and are searched by their "
+            "text meanwhile; a running ingest (an API job or `synopsis ingest`) keeps writing "
+            "them, and `synopsis docs list` shows how many are left. If no ingest is "
+            "running, ingesting the source again completes them."
         )
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -581,7 +585,8 @@ def docs() -> None:
 @click.pass_obj
 @_one_line_errors
 def docs_list(settings: Settings, as_json: bool) -> None:
-    """Every indexed source with its chunk count, status and last ingest time."""
+    """Every indexed source with its chunk count, status, summaries still pending and last
+    ingest time."""
     with _open(settings) as synopsis:
         records = synopsis.sources()
         stats = synopsis.stats()
@@ -591,6 +596,7 @@ def docs_list(settings: Settings, as_json: bool) -> None:
                 "source": r.source,
                 "title": r.title,
                 "chunks": r.chunks,
+                "pending": r.pending,
                 "status": r.status,
                 "ingested_at": r.ingested_at.isoformat(),
             }
@@ -599,7 +605,10 @@ def docs_list(settings: Settings, as_json: bool) -> None:
         click.echo(json.dumps({"sources": rows, "stats": stats}, default=str, indent=2))
         return
     for r in records:
-        click.echo(f"{r.chunks:5} chunks  {r.status:9}  {r.ingested_at:%Y-%m-%d %H:%M}  {r.source}")
+        click.echo(
+            f"{r.chunks:5} chunks  {r.status:9}  {r.pending:5} summaries pending  "
+            f"{r.ingested_at:%Y-%m-%d %H:%M}  {r.source}"
+        )
     click.echo(
         f"{len(records)} sources, {stats.get('originals')} originals, "
         f"{stats.get('summaries')} summaries {stats.get('summaries_by_kind', {})}"
