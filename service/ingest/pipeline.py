@@ -15,7 +15,8 @@ summaries — one LLM call each, the expensive part — follow:
 2. For each source with pending chunks: summaries from the cache (same chunk text,
    model and prompt version, any source) or from the chat model, embedded, scored
    against their chunk (`service.ingest.attach`), written to SummarizedDocuments, then
-   attached to their chunks. The record becomes `complete`.
+   attached to their chunks — in batches as the model finishes them, so that a stopped
+   ingest keeps what it paid for. The record becomes `complete` after the last.
 
 An interrupted ingest leaves records that are not `complete`; the next ingest finds
 those sources changed and finishes them (a chunk's attached summary id says whether
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import queue
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,6 +67,10 @@ __all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
 
 #: "context": embedding each attached summary with its chunk (the `context` vector).
 STAGES = ("load", "split", "summarize", "embed", "context", "write")
+#: Summaries are embedded, written and attached in batches of this many as the model
+#: finishes them: a stopped ingest loses at most this many (fewer calls would each
+#: carry more; more would lose more).
+ATTACH_EVERY = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -385,20 +391,78 @@ class Ingestor:
         return _PendingSource(record=record, originals=originals)
 
     def _attach_summaries(self, work: _PendingSource, report: IngestReport) -> None:
-        """Phase 2 for one source: its missing summaries, written and attached."""
+        """Phase 2 for one source: its missing summaries, written and attached in batches
+        of `ATTACH_EVERY` as the model finishes them, so that an ingest stopped part-way
+        keeps every summary it paid for (the next one finds them attached, or cached)."""
         source = work.record.source
-        results = self._summaries_for(source, work.originals, report)
+        finished: queue.SimpleQueue[tuple[int, SummaryResult]] = queue.SimpleQueue()
+        attached: set[int] = set()
+        attaching_seconds = 0.0  # spent attaching while the model was still writing
+
+        def attach(items: list[tuple[int, tuple[SummaryResult, list[float]]]]) -> None:
+            if items:
+                self._attach_batch(work, items, report)
+                attached.update(index for index, _ in items)
+
+        def attach_finished() -> None:
+            nonlocal attaching_seconds
+            if finished.qsize() < ATTACH_EVERY:
+                return
+            clock = time.perf_counter()
+            items: list[tuple[int, tuple[SummaryResult, list[float]]]] = []
+            while not finished.empty():
+                index, result = finished.get()
+                items.append((index, (result, [])))
+            attach(items)
+            attaching_seconds += time.perf_counter() - clock
+
+        results = self._summaries_for(
+            source,
+            work.originals,
+            report,
+            on_result=lambda index, result: finished.put((index, result)),
+            on_wait=attach_finished,
+        )
+        report.seconds["summarize"] -= attaching_seconds  # counted in its own stages
+        attach([(i, result) for i, result in enumerate(results) if i not in attached])
 
         clock = time.perf_counter()
-        unknown = [o.id for o in work.originals if not o.vector]
+        self.store.put_source_record(
+            dataclasses.replace(work.record, status="complete", pending=0, ingested_at=now())
+        )
+        report.seconds["write"] += time.perf_counter() - clock
+        self._emit(
+            IngestEvent(
+                stage="source",
+                source=source,
+                message=f"{len(results)} summaries attached",
+                done=len(results),
+                total=len(results),
+            )
+        )
+
+    def _attach_batch(
+        self,
+        work: _PendingSource,
+        items: Sequence[tuple[int, tuple[SummaryResult, list[float]]]],
+        report: IngestReport,
+    ) -> None:
+        """Embed, write and attach the summaries of some of a source's chunks: `items` are
+        (the chunk's position in `work.originals`, (its summary, the summary's vector if
+        the cache had one))."""
+        originals = [work.originals[index] for index, _ in items]
+        results = [result for _, result in items]
+
+        clock = time.perf_counter()
+        unknown = [o.id for o in originals if not o.vector]
         stored_vectors = {
             oid: record.vector
             for oid, record in self.store.originals_by_id(unknown, with_vectors=True).items()
         }
-        content_vectors = [o.vector or stored_vectors.get(o.id, []) for o in work.originals]
+        content_vectors = [o.vector or stored_vectors.get(o.id, []) for o in originals]
         todo = [index for index, (_, vector) in enumerate(results) if not vector]
         fresh = self.embedder.embed_documents(
-            [indexed_text(work.originals[i].headers, results[i][0].text) for i in todo]
+            [indexed_text(originals[i].headers, results[i][0].text) for i in todo]
         )
         summary_vectors = [vector for _, vector in results]
         for index, vector in zip(todo, fresh, strict=True):
@@ -407,7 +471,7 @@ class Ingestor:
 
         clock = time.perf_counter()
         if self._locks is not None:  # still ours after the model calls
-            self._locks.confirm(source)
+            self._locks.confirm(work.record.source)
         model, version = self.summarizer.model_name, self.summarizer.prompt_version
         summaries = [
             summary_record(
@@ -420,50 +484,45 @@ class Ingestor:
                 prompt_version=version,
             )
             for original, (result, _), vector, content_vector in zip(
-                work.originals, results, summary_vectors, content_vectors, strict=True
+                originals, results, summary_vectors, content_vectors, strict=True
             )
         ]
-        written = self.store.write_summaries(summaries)
+        report.objects_written += self.store.write_summaries(summaries)
         report.seconds["write"] += time.perf_counter() - clock
 
         # An original deleted meanwhile (no vector) gets nothing.
         clock = time.perf_counter()
         present = {
             o.id: dataclasses.replace(o, vector=v)
-            for o, v in zip(work.originals, content_vectors, strict=True)
+            for o, v in zip(originals, content_vectors, strict=True)
             if v
         }
-        items = attachments(
+        attached = attachments(
             summaries, present, embedder=self.embedder, min_similarity=self.min_similarity
         )
         report.seconds["context"] += time.perf_counter() - clock
 
         clock = time.perf_counter()
-        self.store.attach_summaries(items)
+        self.store.attach_summaries(attached)
         report.filtered_summaries += sum(s.similarity < self.min_similarity for s in summaries)
-        self.store.put_source_record(
-            dataclasses.replace(work.record, status="complete", pending=0, ingested_at=now())
-        )
-        report.objects_written += written
         report.seconds["write"] += time.perf_counter() - clock
-        self._emit(
-            IngestEvent(
-                stage="source",
-                source=source,
-                message=f"{len(summaries)} summaries attached",
-                done=len(summaries),
-                total=len(summaries),
-            )
-        )
 
     def _summary_id(self, cid: uuid.UUID) -> uuid.UUID:
         return summary_id(cid, self.summarizer.model_name, self.summarizer.prompt_version)
 
     def _summaries_for(
-        self, source: str, originals: list[OriginalRecord], report: IngestReport
+        self,
+        source: str,
+        originals: list[OriginalRecord],
+        report: IngestReport,
+        *,
+        on_result: Callable[[int, SummaryResult], None] | None = None,
+        on_wait: Callable[[], None] | None = None,
     ) -> list[tuple[SummaryResult, list[float]]]:
         """Summaries for `originals`, with their vector when the cache had one: from the
-        cache where possible, else from the model."""
+        cache where possible, else from the model. `on_result(i, summary)` is told of each
+        one the model finishes (on the summarizer's thread); `on_wait` is called on this
+        thread about twice a second while the model writes."""
         clock = time.perf_counter()
         cached = self.store.cached_summaries(
             [o.content_hash for o in originals],
@@ -490,9 +549,11 @@ class Ingestor:
         ]
         done = 0
 
-        def on_done(_index: int, _result: SummaryResult) -> None:
+        def on_done(index: int, result: SummaryResult) -> None:
             nonlocal done
             done += 1
+            if on_result is not None:
+                on_result(todo[index], result)
             self._emit(
                 IngestEvent(
                     stage="summarize",
@@ -503,13 +564,18 @@ class Ingestor:
                 )
             )
 
+        def waiting() -> None:
+            self._emit(IngestEvent(stage="wait", source=source))
+            if on_wait is not None:
+                on_wait()
+
         if requests:
             calls_before = self.summarizer.calls
             slow_before, timeouts_before = self.summarizer.slow_calls, self.summarizer.timeouts
             fresh = self.summarizer.summarize_many(
                 requests,
                 on_done=on_done,
-                on_wait=lambda: self._emit(IngestEvent(stage="wait", source=source)),
+                on_wait=waiting,
             )
             report.llm_calls += self.summarizer.calls - calls_before
             report.slow_summary_calls += self.summarizer.slow_calls - slow_before

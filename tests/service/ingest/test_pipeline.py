@@ -9,7 +9,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.index.records import context_text
 from service.ingest.attach import reattach
-from service.ingest.pipeline import Ingestor
+from service.ingest.pipeline import IngestEvent, Ingestor
 from service.ingest.quality import QualityThresholds, extractive_summary
 from service.ingest.resummarize import resummarize
 from service.ingest.summarize import Summarizer, clean_for_prompt
@@ -245,3 +245,54 @@ def test_resummarize_invented_rewrites_only_the_flagged_generated_summaries() ->
         "Configure": ("llm", "", FAITHFUL[1]),
         "Run": ("llm", "", FAITHFUL[2]),
     }
+
+
+class _Stop(Exception):
+    """What a job's callback raises to stop an ingest."""
+
+
+def test_a_stopped_ingest_keeps_every_summary_attached_before_the_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("service.ingest.pipeline.ATTACH_EVERY", 2)
+    sections = 12
+    page = Document(
+        page_content="# Long\n\n"
+        + "".join(f"## Part {n}\n\nStep {n} sets `option_{n}` to on.\n\n" for n in range(sections)),
+        metadata={"source": "long.md", "title": "Long"},
+    )
+    store = MemoryStore()
+    summarized = 0
+
+    def stop_after_six(event: IngestEvent) -> None:
+        nonlocal summarized
+        if event.stage == "summarize":
+            summarized = event.done
+        elif event.stage == "wait" and summarized >= 6:
+            raise _Stop
+
+    slow = Summarizer(
+        FakeListChatModel(responses=[REPLY] * 40, sleep=0.1), model_name="fake", concurrency=1
+    )
+    embedder = Embedder(DeterministicFakeEmbedding(size=8), model="fake-embedding")
+    ingestor = Ingestor(
+        store=store,
+        summarizer=slow,
+        embedder=embedder,
+        min_similarity=-1.0,
+        on_event=stop_after_six,
+    )
+    with pytest.raises(_Stop):
+        ingestor.ingest_documents([page])
+    slow.close()
+
+    kept = len(store.attached)
+    assert 2 <= kept < sections  # attached in batches while the model wrote
+    assert store.pending_summaries() == sections - kept
+    assert store.sources["long.md"].status == "ingesting"
+    assert store.log.count("attach") >= 1 and "record:complete" not in store.log
+
+    report = _ingestor(store).ingest_documents([page])
+    assert report.llm_calls == sections - kept  # nothing attached before the stop is paid again
+    assert store.pending_summaries() == 0
+    assert store.sources["long.md"].status == "complete"
