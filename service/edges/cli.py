@@ -244,6 +244,8 @@ def ingest(
     stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.seconds.items())
     click.echo(report.summary_line())
     _report(f"time per stage: {stages}")
+    if model_line := report.model_line():
+        _report(model_line)
     if report.failed and report.sources == 0:
         raise click.ClickException("nothing was ingested: every source failed")
 

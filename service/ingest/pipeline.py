@@ -58,6 +58,7 @@ from service.index.records import (
 from service.ingest.attach import attachments, summary_record, upgrade_context
 from service.ingest.delete import finish_deletions
 from service.ingest.locks import Leases, SourceLocks
+from service.ingest.model_usage import ModelUsage
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
@@ -107,6 +108,8 @@ class IngestReport:
     slow_summary_calls: int = 0  # model calls over the summarizer's slow threshold
     timed_out_summaries: int = 0  # every attempt timed out: the extractive one was stored
     objects_written: int = 0
+    # What the model server reports of the summary calls: tokens and its own seconds.
+    model: ModelUsage = field(default_factory=ModelUsage)
     failed: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     wall_seconds: float = 0.0
@@ -134,6 +137,22 @@ class IngestReport:
             )
             + f"; {self.wall_seconds:.1f} s"
             + (f"; {len(self.failed)} sources failed" if self.failed else "")
+        )
+
+    def model_line(self) -> str:
+        """How much of the summarize stage the model itself computed, and its tokens per
+        call ("" when no call reported them)."""
+        usage = self.model
+        if not usage.calls:
+            return ""
+        stage = self.seconds.get("summarize", 0.0)
+        share = f" ({usage.busy_seconds / stage:.0%} of it)" if stage > 0 else ""
+        return (
+            f"summarize {stage:.1f} s: the model computing {usage.busy_seconds:.1f} s{share}; "
+            f"per call {usage.prompt_tokens / usage.calls:.0f} prompt tokens "
+            f"({usage.prompt_seconds / usage.calls:.2f} s), "
+            f"{usage.output_tokens / usage.calls:.0f} output tokens "
+            f"({usage.output_seconds / usage.calls:.2f} s), over {usage.calls} calls"
         )
 
 
@@ -571,6 +590,7 @@ class Ingestor:
 
         if requests:
             calls_before = self.summarizer.calls
+            usage_before = self.summarizer.usage.copy()
             slow_before, timeouts_before = self.summarizer.slow_calls, self.summarizer.timeouts
             fresh = self.summarizer.summarize_many(
                 requests,
@@ -578,6 +598,7 @@ class Ingestor:
                 on_wait=waiting,
             )
             report.llm_calls += self.summarizer.calls - calls_before
+            report.model.merge(self.summarizer.usage.since(usage_before))
             report.slow_summary_calls += self.summarizer.slow_calls - slow_before
             report.timed_out_summaries += self.summarizer.timeouts - timeouts_before
             for index, result in zip(todo, fresh, strict=True):

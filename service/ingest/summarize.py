@@ -31,6 +31,7 @@ from langchain_ollama import ChatOllama
 
 from service.connections import close_ollama_clients, ollama_chat
 from service.errors import ConfigurationError, ModelError
+from service.ingest.model_usage import ModelUsage
 from service.ingest.quality import (
     QualityThresholds,
     chunk_identifiers,
@@ -287,6 +288,8 @@ class Summarizer:
         self.slow_calls = 0
         self.timeouts = 0
         self.last_call_seconds = 0.0
+        # Ollama's own counts and durations of the calls (`service.ingest.model_usage`).
+        self.usage = ModelUsage()
         # What the guard did, for reports: flagged first attempts per reason, retries
         # that passed, extractive fallbacks.
         self.flagged: dict[str, int] = {}
@@ -448,7 +451,9 @@ class Summarizer:
                 raise ModelError(
                     f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
                 ) from exc
-            self._timed(request, time.monotonic() - started)
+            ended = time.monotonic()
+            self._timed(request, ended - started)
+            self.usage.add(reply.response_metadata, ended_at=ended)
             text = strip_preamble(str(reply.content))
             if reply.response_metadata.get("done_reason") == "length":
                 text = drop_unfinished_sentence(text)

@@ -99,6 +99,7 @@ def ingest_report_dict(report: IngestReport) -> dict[str, object]:
     raw = dataclasses.asdict(report)
     raw["seconds"] = {stage: round(value, 2) for stage, value in report.seconds.items()}
     raw["wall_seconds"] = round(report.wall_seconds, 2)
+    raw["model"] = report.model.to_dict()
     return raw
 
 

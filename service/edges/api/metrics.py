@@ -60,6 +60,8 @@ __all__ = [
     "LLM_CALLS",
     "MULTIPROC_ENV",
     "SUMMARY_CACHE_HITS",
+    "SUMMARY_MODEL_SECONDS",
+    "SUMMARY_TOKENS",
     "SYNCS",
     "SYNC_NOT_MODIFIED",
     "SYNC_PAGES",
@@ -96,6 +98,20 @@ EMBEDDING_CALLS = Counter(
 )
 for purpose in ("summary", "answer"):  # exported as 0 before the first call
     LLM_CALLS.labels(purpose)
+SUMMARY_TOKENS = Counter(
+    "synopsis_summary_tokens",
+    "Tokens the chat model read (prompt) and wrote (output) for summaries, as Ollama counts",
+    ["kind"],
+)
+SUMMARY_MODEL_SECONDS = Counter(
+    "synopsis_summary_model_seconds",
+    "Seconds the chat model spent on summaries, as Ollama reports (load, prompt, output)",
+    ["part"],
+)
+for kind in ("prompt", "output"):
+    SUMMARY_TOKENS.labels(kind)
+for part in ("load", "prompt", "output"):
+    SUMMARY_MODEL_SECONDS.labels(part)
 SYNCS = Counter(
     "synopsis_source_syncs",
     "Syncs of registered sources run by the job workers, completed or not (an incomplete "
@@ -118,11 +134,26 @@ SYNC_NOT_MODIFIED = Counter(
 _PAGE_OUTCOMES = ("unchanged", "changed", "added", "removed")
 
 
+class _Usage(Protocol):
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def load_seconds(self) -> float: ...
+    @property
+    def prompt_seconds(self) -> float: ...
+    @property
+    def output_seconds(self) -> float: ...
+
+
 class _Report(Protocol):
     @property
     def llm_calls(self) -> int: ...
     @property
     def cached_summaries(self) -> int: ...
+    @property
+    def model(self) -> _Usage: ...
 
 
 class _SyncReport(Protocol):
@@ -161,9 +192,16 @@ def prometheus_config() -> PrometheusConfig:
 
 
 def record_ingest(report: _Report) -> None:
-    """Count an ingest's LLM calls and summary cache hits (`IngestReport`)."""
+    """Count an ingest's LLM calls, summary cache hits and what the model reported of
+    its summary calls: tokens and seconds (`IngestReport`)."""
     LLM_CALLS.labels("summary").inc(report.llm_calls)
     SUMMARY_CACHE_HITS.inc(report.cached_summaries)
+    usage = report.model
+    SUMMARY_TOKENS.labels("prompt").inc(usage.prompt_tokens)
+    SUMMARY_TOKENS.labels("output").inc(usage.output_tokens)
+    SUMMARY_MODEL_SECONDS.labels("load").inc(usage.load_seconds)
+    SUMMARY_MODEL_SECONDS.labels("prompt").inc(usage.prompt_seconds)
+    SUMMARY_MODEL_SECONDS.labels("output").inc(usage.output_seconds)
 
 
 def record_sync(source: str, report: _SyncReport) -> None:

@@ -333,6 +333,22 @@ def test_metrics_count_llm_and_embedding_calls_and_cache_hits() -> None:
         assert f"synopsis_{name}" in text
 
 
+def test_metrics_count_the_tokens_and_seconds_the_model_reports_for_summaries() -> None:
+    prompt = _sample("synopsis_summary_tokens_total", {"kind": "prompt"})
+    output = _sample("synopsis_summary_tokens_total", {"kind": "output"})
+    seconds = _sample("synopsis_summary_model_seconds_total", {"part": "output"})
+    report = IngestReport()
+    nanoseconds = {"prompt_eval_duration": 500_000_000, "eval_duration": 2_000_000_000}
+    report.model.add({"prompt_eval_count": 300, "eval_count": 40, **nanoseconds}, ended_at=9.0)
+    with _client(FakeSynopsis()) as client:
+        record_ingest(report)
+        text = client.get("/metrics").text
+    assert _sample("synopsis_summary_tokens_total", {"kind": "prompt"}) == prompt + 300
+    assert _sample("synopsis_summary_tokens_total", {"kind": "output"}) == output + 40
+    assert _sample("synopsis_summary_model_seconds_total", {"part": "output"}) == seconds + 2.0
+    assert 'synopsis_summary_model_seconds_total{part="load"}' in text
+
+
 def test_metrics_count_each_sync_of_a_registered_source() -> None:
     """What the job runner records of each sync (`record_sync`, the runner's `on_sync`),
     per source: pages by outcome, requests, 304s, whether it completed, model calls."""
