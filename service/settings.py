@@ -168,6 +168,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "summary_min_shared_terms",
         "summary_max_invented_claims",
         "summary_max_unsupported_share",
+        "summary_retry_floor",
     ),
     "URL sources": ("crawl_depth", "max_pages", "fetch_allow", "fetch_deadline"),
     "Loader limits": LOADER_LIMITS,
@@ -403,6 +404,12 @@ class Settings:
         0.15,
         "Guard (`invented`): the most of a summary's content words its chunk may lack; "
         "0: not checked.",
+    )
+    summary_retry_floor: float = setting(
+        0.1,
+        "Guard: when fewer than this share of the last 50 strict retries passed, a flagged "
+        "summary gets the extractive one without a retry (every 10th still retries, to "
+        "keep measuring); 0: always retry.",
     )
     embedding_batch_size: int = setting(32, "Document texts sent in one embedding call.")
     query_embedding_batch_size: int = setting(

@@ -104,6 +104,9 @@ class IngestReport:
     cached_summaries: int = 0
     retried_summaries: int = 0  # flagged by the guard, the stricter retry passed
     extractive_summaries: int = 0  # flagged twice: the extractive fallback was stored
+    # Of those, flagged once and not retried: recent strict retries rarely passed
+    # (`service.ingest.retry_rate`).
+    unretried_summaries: int = 0
     filtered_summaries: int = 0  # scored below the similarity threshold: not attached
     slow_summary_calls: int = 0  # model calls over the summarizer's slow threshold
     timed_out_summaries: int = 0  # every attempt timed out: the extractive one was stored
@@ -122,7 +125,13 @@ class IngestReport:
             f"{self.deleted_chunks} deleted chunks; {self.llm_calls} LLM calls, "
             f"{self.cached_summaries} cached summaries"
             + (
-                f" ({self.retried_summaries} retried, {self.extractive_summaries} extractive)"
+                f" ({self.retried_summaries} retried, {self.extractive_summaries} extractive"
+                + (
+                    f", {self.unretried_summaries} of them without a retry"
+                    if self.unretried_summaries
+                    else ""
+                )
+                + ")"
                 if self.retried_summaries or self.extractive_summaries
                 else ""
             )
@@ -591,6 +600,7 @@ class Ingestor:
         if requests:
             calls_before = self.summarizer.calls
             usage_before = self.summarizer.usage.copy()
+            skipped_before = self.summarizer.retries_skipped
             slow_before, timeouts_before = self.summarizer.slow_calls, self.summarizer.timeouts
             fresh = self.summarizer.summarize_many(
                 requests,
@@ -599,6 +609,7 @@ class Ingestor:
             )
             report.llm_calls += self.summarizer.calls - calls_before
             report.model.merge(self.summarizer.usage.since(usage_before))
+            report.unretried_summaries += self.summarizer.retries_skipped - skipped_before
             report.slow_summary_calls += self.summarizer.slow_calls - slow_before
             report.timed_out_summaries += self.summarizer.timeouts - timeouts_before
             for index, result in zip(todo, fresh, strict=True):

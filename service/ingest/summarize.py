@@ -38,6 +38,7 @@ from service.ingest.quality import (
     extractive_summary,
     validate_summary,
 )
+from service.ingest.retry_rate import RetryRate
 from service.settings import Settings
 from splitters.base.markdown_syntax import iter_segments
 
@@ -266,6 +267,7 @@ class Summarizer:
         guard: QualityThresholds | None = None,
         prompt_version: str = PROMPT_VERSION,
         slow_seconds: float = 60.0,
+        retry_floor: float = 0.0,
     ) -> None:
         if prompt_version not in PROMPTS:
             raise ConfigurationError(
@@ -295,6 +297,9 @@ class Summarizer:
         self.flagged: dict[str, int] = {}
         self.retries_passed = 0
         self.fallbacks = 0
+        # Whether each of the last strict retries passed (`service.ingest.retry_rate`).
+        self.retry_rate = RetryRate(floor=retry_floor)
+        self.retries_skipped = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._loop_lock = threading.Lock()
@@ -410,8 +415,17 @@ class Summarizer:
             return SummaryResult(text=text)
         for reason in reasons:
             self.flagged[reason] = self.flagged.get(reason, 0) + 1
+        if not self.retry_rate.worth_a_retry():
+            self.retries_skipped += 1
+            self.fallbacks += 1
+            return SummaryResult(
+                text=extractive_summary(view, request.headers),
+                kind="extractive",
+                reason=",".join(reasons),
+            )
         retry = await self.asummarize(request, strict=True, accept_empty=True)
         again = validate_summary(retry, view, request.headers, self.guard, title=request.title)
+        self.retry_rate.record(passed=not again)
         if not again:
             self.retries_passed += 1
             return SummaryResult(text=retry, reason=",".join(reasons))
