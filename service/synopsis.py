@@ -10,6 +10,8 @@ The CLI, the LangChain retriever and the HTTP API all go through this object:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -58,6 +60,12 @@ __all__ = ["Synopsis"]
 _CHUNK_PAGE = 500
 
 
+#: How long a process trusts its reading of the registered sources' latest versions (a
+#: sync in another process changes them; this process's own syncs and removals are seen
+#: at once).
+LATEST_RECHECK_SECONDS = 10.0
+
+
 def _sync_hold(name: str) -> str:
     """What a sync of the registered source `name` holds (`SourceLocks`), so that one runs
     at a time and a removal waits for none."""
@@ -94,6 +102,7 @@ class Synopsis:
         self._rewriter: QueryRewriter | None = None
         self._conversations: ConversationStore | None = None
         self._registry: SourceRegistry | None = None
+        self._latest: tuple[float, tuple[tuple[str, str], ...]] | None = None
         self.searcher = Searcher(self.store, embedder)
 
     @property
@@ -234,13 +243,14 @@ class Synopsis:
         *,
         options: LoadOptions | None = None,
         on_event: Callable[[IngestEvent], None] | None = None,
+        version: str = "",
     ) -> IngestReport:
         """Load, split, summarize, embed and store `sources` (default options: the
-        settings', crawl depth 0)."""
+        settings', crawl depth 0), their chunks labelled `version` (empty: none)."""
         from service.models.captions import load_options
 
         options = options or load_options(self.settings)
-        return self._ingestor(on_event).ingest(sources, options=options)
+        return self._ingestor(on_event).ingest(sources, options=options, version=version)
 
     def ingest_documents(
         self,
@@ -349,14 +359,46 @@ class Synopsis:
         return self.store.pending_summaries() if self.store.exists() else 0
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """Hybrid search; see `service.query.search`."""
+        """Hybrid search; see `service.query.search`. Without a `version`, the latest
+        version of each group of registered sources is read (`latest_versions`)."""
         self._check_embedding()
-        return self.searcher.search(request)
+        return self.searcher.search(self._versioned(request))
 
     async def asearch(self, request: SearchRequest) -> list[Hit]:
-        """Async `search` (the embedding check reads Weaviate once, in a worker thread)."""
-        await asyncio.to_thread(self._check_embedding)
+        """Async `search` (the embedding check and the registry read Weaviate once, in a
+        worker thread)."""
+        request = await asyncio.to_thread(self._checked_versioned, request)
         return await self.searcher.asearch(request)
+
+    def _checked_versioned(self, request: SearchRequest) -> SearchRequest:
+        self._check_embedding()
+        return self._versioned(request)
+
+    def _versioned(self, request: SearchRequest) -> SearchRequest:
+        """`request` with the latest versions to read when it names no version."""
+        if request.version is not None:
+            return request
+        latest = self.latest_versions()
+        if not latest:
+            return request
+        return dataclasses.replace(request, latest=tuple(sorted(latest.items())))
+
+    def latest_versions(self) -> dict[str, str]:
+        """The latest version of each group of registered sources, among those that
+        completed a sync (`service.index.versions`): what a search without a `version`
+        reads of each group. Read again after `LATEST_RECHECK_SECONDS`."""
+        from service.index.versions import latest_versions
+
+        clock = time.monotonic()
+        if self._latest is not None and clock - self._latest[0] < LATEST_RECHECK_SECONDS:
+            return dict(self._latest[1])
+        registry = self.registered_sources
+        sources = registry.list(pages=False) if registry.exists() else []
+        latest = latest_versions(
+            (source.group, source.version) for source in sources if source.synced_at is not None
+        )
+        self._latest = (clock, tuple(latest.items()))
+        return latest
 
     def search_context(self, request: SearchRequest, context: ContextRequest) -> SearchContext:
         """Search, then give each hit as its whole section (or chunk) within a token budget
@@ -591,6 +633,7 @@ class Synopsis:
             )
             locks.confirm(hold)  # still ours: no other sync stored its states meanwhile
             registry.save(synced)
+        self._latest = None  # its version may be the latest of its group now
         return synced
 
     def remove_registered(self, name: str, *, keep_documents: bool = False) -> int:
@@ -614,6 +657,7 @@ class Synopsis:
                     originals, _ = self.delete_source(page)
                     removed += originals > 0
             registry.remove(name)
+        self._latest = None
         return removed
 
     def stats(self) -> dict[str, object]:

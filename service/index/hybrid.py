@@ -19,6 +19,7 @@ from service.index.queries import (
     like_prefix,
 )
 from service.index.records import CONTENT_VECTOR
+from service.index.versions import ALL_VERSIONS, VERSION, VERSION_GROUP
 
 __all__ = ["HybridSearch"]
 
@@ -103,4 +104,23 @@ def _filters(filters: SearchFilters) -> Any:
         parts.append(Filter.by_property("header_path").like(like_prefix(filters.header_prefix)))
     if filters.title:
         parts.append(Filter.by_property("title").equal(filters.title))
+    parts.extend(_version_filters(filters))
     return Filter.all_of(parts) if parts else None
+
+
+def _version_filters(filters: SearchFilters) -> list[Any]:
+    """`SearchFilters.admits_version` as Weaviate filters. `not_equal` admits an object
+    without the property (written before chunks kept their version): no group."""
+    if filters.version == ALL_VERSIONS:
+        return []
+    if filters.version is not None:
+        return [Filter.by_property(VERSION).equal(filters.version)]
+    return [
+        Filter.any_of(
+            [
+                Filter.by_property(VERSION_GROUP).not_equal(group),
+                Filter.by_property(VERSION).equal(version),
+            ]
+        )
+        for group, version in filters.latest
+    ]

@@ -79,6 +79,15 @@ class IngestStore(Protocol):
 
     def update_unchanged(self, places: dict[uuid.UUID, ChunkPlace]) -> None: ...
 
+    def relabel(
+        self,
+        *,
+        originals: Iterable[uuid.UUID],
+        summaries: Iterable[uuid.UUID],
+        version: str,
+        version_group: str,
+    ) -> None: ...
+
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int: ...
 
     def delete_originals(self, ids: Iterable[uuid.UUID]) -> int: ...

@@ -21,10 +21,11 @@ BM25 has to work on code: prose properties use `word` tokenization (so `range()`
 `os.path.join` and `__init__` whole. No stopword list: "for", "if", "in", "is" are
 Python keywords and must stay searchable.
 
-Upgrades: `open` (run when the store is built) adds the properties newer than an existing
-`OriginalDocuments` (`_ADDED_ORIGINAL_PROPERTIES`), so no read asks for a property the
-collection lacks; layout 2 → 3 is `add_context_vector` then `mark_context_vectors`
-(`synopsis reattach`).
+Upgrades: `open` (run when the store is built) adds the properties newer than the existing
+collections (`_ADDED_ORIGINAL_PROPERTIES`, `_ADDED_SUMMARY_PROPERTIES`,
+`_ADDED_SOURCE_PROPERTIES`: the version labels and `indexed_at`), so no read or filter
+asks for a property a collection lacks; layout 2 → 3 is `add_context_vector` then
+`mark_context_vectors` (`synopsis reattach`).
 """
 
 from __future__ import annotations
@@ -82,7 +83,18 @@ class Layout(IndexAccess):
             if not self.client.collections.exists(self.originals_name):
                 return
             config = self.client.collections.use(self.originals_name).config.get()
-            self._add_missing_properties({prop.name for prop in config.properties})
+            self._add_missing_properties(
+                self.originals_name,
+                {prop.name for prop in config.properties},
+                _ADDED_ORIGINAL_PROPERTIES,
+            )
+            for name, added in (
+                (self.summaries_name, _ADDED_SUMMARY_PROPERTIES),
+                (self.sources_name, _ADDED_SOURCE_PROPERTIES),
+            ):
+                if self.client.collections.exists(name):
+                    present = self.client.collections.use(name).config.get().properties
+                    self._add_missing_properties(name, {p.name for p in present}, added)
             self._embedding_info = _built_with(config.description)
 
     def exists(self) -> bool:
@@ -205,11 +217,13 @@ class Layout(IndexAccess):
             for name in (self.summaries_name, self.originals_name, self.sources_name):
                 self.client.collections.delete(name)
 
-    def _add_missing_properties(self, present: set[str]) -> None:
-        """Add the properties newer than an existing OriginalDocuments collection. Another
+    def _add_missing_properties(
+        self, name: str, present: set[str], added: Sequence[Property]
+    ) -> None:
+        """Add the properties of `added` that the existing collection `name` lacks. Another
         process adding one at the same moment is fine."""
-        collection = self.client.collections.use(self.originals_name)
-        for prop in _ADDED_ORIGINAL_PROPERTIES:
+        collection = self.client.collections.use(name)
+        for prop in added:
             if prop.name in present:
                 continue
             try:
@@ -250,6 +264,7 @@ class Layout(IndexAccess):
                 _filter_only("kind"),
                 _filter_only("reason"),
                 Property(name="similarity", data_type=DataType.NUMBER),
+                *_ADDED_SUMMARY_PROPERTIES,
             ],
             references=[
                 ReferenceProperty(name="originalDocument", target_collection=self.originals_name)
@@ -271,6 +286,7 @@ class Layout(IndexAccess):
                 Property(name="chunks", data_type=DataType.INT),
                 Property(name="pending", data_type=DataType.INT),
                 Property(name="ingested_at", data_type=DataType.DATE),
+                *_ADDED_SOURCE_PROPERTIES,
             ],
         )
 
@@ -313,6 +329,24 @@ def _built_with(description: str | None) -> dict[str, object] | None:
     return info if isinstance(info, dict) else None
 
 
+def _filter_only(name: str) -> Property:
+    """An exact-match text property that takes no part in BM25."""
+    return Property(
+        name=name,
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    )
+
+
+#: Its source's version label and group (`service.index.versions`), and when it was
+#: written, on every chunk and summary: those written before read as no version, no time.
+_VERSION_PROPERTIES = (
+    _filter_only("version"),
+    _filter_only("version_group"),
+    Property(name="indexed_at", data_type=DataType.DATE),
+)
+
 #: Properties of OriginalDocuments added after collections were first built; an existing
 #: collection gets them when a store opens it (`Layout.open`).
 _ADDED_ORIGINAL_PROPERTIES = (
@@ -320,7 +354,11 @@ _ADDED_ORIGINAL_PROPERTIES = (
     # The attached summary's kind ("llm" or "extractive") and model, shown with each hit.
     stored_text("summary_kind"),
     stored_text("summary_model"),
+    *_VERSION_PROPERTIES,
 )
+#: The same for SummarizedDocuments and IngestedSources.
+_ADDED_SUMMARY_PROPERTIES = _VERSION_PROPERTIES
+_ADDED_SOURCE_PROPERTIES = (keyword_property("version"), keyword_property("version_group"))
 
 
 def _searchable_properties(text_name: str) -> list[Property]:
@@ -336,13 +374,3 @@ def _searchable_properties(text_name: str) -> list[Property]:
         _filter_only("header_path"),
         _filter_only("content_hash"),
     ]
-
-
-def _filter_only(name: str) -> Property:
-    """An exact-match text property that takes no part in BM25."""
-    return Property(
-        name=name,
-        data_type=DataType.TEXT,
-        tokenization=Tokenization.FIELD,
-        index_searchable=False,
-    )

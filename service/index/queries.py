@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.index import versions
 from service.index.records import SummaryVector, header_path
 
 __all__ = [
@@ -31,7 +32,7 @@ CHUNK_KEYWORD_PROPERTIES = ("content", "headers", "identifiers")
 # kind ("llm" or "extractive") and model (empty in an index built before they were kept).
 ORIGINAL_HIT_PROPERTIES = [
     "content", "source", "title", "headers", "chunk_index", "summary", "summary_kind",
-    "summary_model", "page_start", "page_end", "anchor",
+    "summary_model", "page_start", "page_end", "anchor", "version", "indexed_at",
 ]  # fmt: skip
 
 
@@ -43,6 +44,15 @@ class SearchFilters:
     source_prefix: str | None = None
     header_prefix: str | None = None  # of the header path `A > B > C`
     title: str | None = None
+    # `service.index.versions`: the version label to read (`*`: every one); None: in
+    # each group of `latest` (group, version) only that version, and every chunk of no group.
+    version: str | None = None
+    latest: tuple[tuple[str, str], ...] = ()
+
+    def admits_version(self, properties: Mapping[str, Any]) -> bool:
+        """Whether an object with these properties (`version`, `version_group`) is of the
+        version this search reads: what the store's filter does."""
+        return versions.admits(properties, version=self.version, latest=dict(self.latest))
 
     def matches_nothing(self) -> bool:
         """True when no object can match: a `title` without a letter or digit. Titles are

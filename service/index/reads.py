@@ -27,8 +27,13 @@ class IngestReads(IndexAccess):
     """Reads what an ingest, a delete and a re-index need to decide what to write."""
 
     def existing_originals(self, source: str) -> dict[uuid.UUID, StoredOriginal]:
-        """The stored chunks of `source` by id: chunk index and attached summary id."""
-        found = self._fetch(self.originals, source, ["chunk_index", "summary_id", "anchor"])
+        """The stored chunks of `source` by id: chunk index, attached summary id and
+        version labels."""
+        found = self._fetch(
+            self.originals,
+            source,
+            ["chunk_index", "summary_id", "anchor", "version", "version_group"],
+        )
         return {obj.uuid: rows.stored_original(obj) for obj in found}
 
     def existing_summaries(self, source: str) -> dict[uuid.UUID, uuid.UUID]:

@@ -84,6 +84,11 @@ class OriginalRecord:
     anchor: str = ""  # the section's id in its page (`#anchor`), empty when it has none
     vector: list[float] = field(default_factory=list)
     summary: str = ""  # the attached summary's text (BM25), empty while pending or filtered
+    # Its source's version label and group (`service.index.versions`; empty: none), and
+    # when the chunk was written (None: written before chunks kept it).
+    version: str = ""
+    version_group: str = ""
+    indexed_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,10 @@ class SummaryRecord:
     # Cosine similarity of the summary's vector to its chunk's: how well it matches its
     # chunk. Below the settings' threshold it is kept here but not attached to the chunk.
     similarity: float = 0.0
+    # Its chunk's version label and group, and when the summary was written.
+    version: str = ""
+    version_group: str = ""
+    indexed_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +135,8 @@ class StoredOriginal:
     chunk_index: int
     summary_id: str  # the summary that was considered for it; "" while pending
     anchor: str = ""
+    version: str = ""
+    version_group: str = ""
 
     @property
     def place(self) -> ChunkPlace:
@@ -164,6 +175,8 @@ class SourceRecord:
     chunks: int
     ingested_at: dt.datetime
     pending: int = 0  # chunks whose summary is not attached yet
+    version: str = ""  # the version label its chunks carry (empty: none)
+    version_group: str = ""  # and their group
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,6 +195,8 @@ class SourceChunk:
     # What the summary is: "generated" (by `summary_model`) or "extractive"; None with it.
     summary_kind: SummaryKind | None = None
     summary_model: str | None = None
+    version: str = ""
+    indexed_at: dt.datetime | None = None  # None: written before chunks kept it
 
 
 def header_path(headers: Sequence[str]) -> str:

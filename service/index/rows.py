@@ -7,6 +7,7 @@ reads as empty.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -44,7 +45,7 @@ __all__ = [
 #: What a reader browsing a source sees of each chunk (`source_chunk`).
 SOURCE_CHUNK_PROPERTIES = [
     "headers", "chunk_index", "content", "summary", "summary_pending", "summary_kind",
-    "summary_model", "page_start", "page_end", "anchor",
+    "summary_model", "page_start", "page_end", "anchor", "version", "indexed_at",
 ]  # fmt: skip
 
 
@@ -97,6 +98,8 @@ def source_properties(record: SourceRecord) -> dict[str, Any]:
         "chunks": record.chunks,
         "pending": record.pending,
         "ingested_at": record.ingested_at,
+        "version": record.version,
+        "version_group": record.version_group,
     }
 
 
@@ -113,6 +116,9 @@ def _shared_properties(record: OriginalRecord | SummaryRecord) -> dict[str, Any]
         "title": record.title,
         "source": record.source,
         "header_path": header_path(record.headers),
+        "version": record.version,
+        "version_group": record.version_group,
+        "indexed_at": record.indexed_at,
     }
 
 
@@ -137,6 +143,9 @@ def original_record(obj: Any) -> OriginalRecord:
         anchor=str(props.get("anchor") or ""),
         summary=str(props.get("summary") or ""),
         vector=vector(obj.vector, CONTENT_VECTOR),
+        version=str(props.get("version") or ""),
+        version_group=str(props.get("version_group") or ""),
+        indexed_at=_date(props.get("indexed_at")),
     )
 
 
@@ -146,6 +155,8 @@ def stored_original(obj: Any) -> StoredOriginal:
         chunk_index=_int(obj.properties.get("chunk_index")),
         summary_id=str(obj.properties.get("summary_id") or ""),
         anchor=str(obj.properties.get("anchor") or ""),
+        version=str(obj.properties.get("version") or ""),
+        version_group=str(obj.properties.get("version_group") or ""),
     )
 
 
@@ -167,6 +178,9 @@ def summary_record(obj: Any) -> SummaryRecord:
         identifiers=[str(i) for i in props.get("identifiers") or []],
         similarity=_float(props.get("similarity")),
         vector=vector(obj.vector, "default"),
+        version=str(props.get("version") or ""),
+        version_group=str(props.get("version_group") or ""),
+        indexed_at=_date(props.get("indexed_at")),
     )
 
 
@@ -191,6 +205,8 @@ def source_record(obj: Any) -> SourceRecord:
         chunks=_int(props.get("chunks")),
         pending=_int(props.get("pending")),
         ingested_at=props["ingested_at"],
+        version=str(props.get("version") or ""),
+        version_group=str(props.get("version_group") or ""),
     )
 
 
@@ -210,6 +226,8 @@ def source_chunk(obj: Any) -> SourceChunk:
         anchor=str(obj.properties.get("anchor") or ""),
         summary_kind=shown.kind if shown else None,
         summary_model=shown.model if shown else None,
+        version=str(obj.properties.get("version") or ""),
+        indexed_at=_date(obj.properties.get("indexed_at")),
     )
 
 
@@ -238,6 +256,10 @@ def vector(vectors: Any, name: str) -> list[float]:
     """One named single vector of an object (empty when absent)."""
     value = (vectors or {}).get(name) or []
     return [float(x) for x in value]
+
+
+def _date(value: object) -> dt.datetime | None:
+    return value if isinstance(value, dt.datetime) else None
 
 
 def _int(value: object) -> int:

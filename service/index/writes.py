@@ -92,6 +92,23 @@ class Writes(IndexAccess):
                     properties={"chunk_index": place.chunk_index, "anchor": place.anchor},
                 )
 
+    def relabel(
+        self,
+        *,
+        originals: Iterable[uuid.UUID],
+        summaries: Iterable[uuid.UUID],
+        version: str,
+        version_group: str,
+    ) -> None:
+        """Give stored chunks and summaries another version label and group (their source
+        was re-labelled; nothing is embedded again, `indexed_at` is kept)."""
+        labels = {"version": version, "version_group": version_group}
+        for name, ids in ((self.originals_name, originals), (self.summaries_name, summaries)):
+            collection = self._writable(name)
+            for object_id in ids:
+                with store_errors(f"labelling {object_id} in {name}"):
+                    collection.data.update(uuid=object_id, properties=labels)
+
     def put_source_record(self, record: SourceRecord) -> None:
         """Create or replace the record of `record.source`."""
         properties = rows.source_properties(record)

@@ -30,6 +30,7 @@ from service.index.records import (
     SummaryRecord,
     context_text,
     indexed_text,
+    now,
 )
 from service.ingest.quality import QualityThresholds, detect_invented, extractive_summary
 from service.ingest.summarize import SummaryResult, clean_for_prompt
@@ -85,6 +86,9 @@ def summary_record(
         identifiers=extract_identifiers(original.content),
         vector=vector,
         similarity=round(cosine_similarity(vector, content_vector), 6),
+        version=original.version,
+        version_group=original.version_group,
+        indexed_at=now(),
     )
 
 

@@ -55,6 +55,7 @@ from service.index.records import (
     indexed_text,
     now,
 )
+from service.index.versions import VERSION, VERSION_GROUP, check_version, labelled
 from service.ingest.attach import attachments, summary_record, upgrade_context
 from service.ingest.delete import finish_deletions
 from service.ingest.locks import Leases, SourceLocks
@@ -209,15 +210,20 @@ class Ingestor:
             embedding_model=embedder.model,
         )
 
-    def ingest(self, sources: Sequence[str], *, options: LoadOptions | None = None) -> IngestReport:
-        """Load `sources` (files, directories, URLs, crawls) and ingest every document."""
+    def ingest(
+        self, sources: Sequence[str], *, options: LoadOptions | None = None, version: str = ""
+    ) -> IngestReport:
+        """Load `sources` (files, directories, URLs, crawls) and ingest every document,
+        its chunks labelled `version` (`service.index.versions`; empty: none)."""
         report = IngestReport()
 
         def failed(error: LoaderError) -> None:
             report.failed.append(str(error))
             self._emit(IngestEvent(stage="error", source=error.source, message=str(error)))
 
-        documents = load(sources, options=options, on_error=failed)
+        documents = labelled(
+            load(sources, options=options, on_error=failed), version=check_version(version)
+        )
         return self.ingest_documents(documents, report=report)
 
     def ingest_documents(
@@ -323,12 +329,15 @@ class Ingestor:
         source = str(document.metadata[SOURCE])
         report.sources += 1
         doc_hash = str(document.metadata.get(CONTENT_HASH) or content_hash(document.page_content))
+        version = str(document.metadata.get(VERSION) or "")
+        group = str(document.metadata.get(VERSION_GROUP) or "")
         previous = self.store.source_record(source)
         if (
             previous is not None
             and previous.status == "complete"
             and previous.content_hash == doc_hash
             and previous.settings_key == self.settings_key
+            and (previous.version, previous.version_group) == (version, group)
             # A record that outlived its chunks (a delete stopped part-way before deletes
             # marked the record first) is not unchanged.
             and self.store.count_originals(source) == previous.chunks
@@ -384,6 +393,8 @@ class Ingestor:
             chunks=len(chunks),
             pending=len(to_attach),
             ingested_at=now(),
+            version=version,
+            version_group=group,
         )
         if self._locks is not None:  # the first write of this source: it must be ours
             self._locks.confirm(source)
@@ -393,7 +404,24 @@ class Ingestor:
         self.store.update_unchanged(
             {cid: place for cid, place in places.items() if stored[cid].place != place}
         )
+        # Kept chunks of a source labelled otherwise now (and their summaries) follow it.
+        relabelled = {
+            cid
+            for cid in places
+            if (stored[cid].version, stored[cid].version_group) != (version, group)
+        }
         wanted_ids = set(wanted.values())
+        if relabelled:
+            self.store.relabel(
+                originals=sorted(relabelled),
+                summaries=sorted(
+                    sid
+                    for sid, oid in stored_summaries.items()
+                    if oid in relabelled and sid in wanted_ids
+                ),
+                version=version,
+                version_group=group,
+            )
         self.store.delete_summaries([sid for sid in stored_summaries if sid not in wanted_ids])
         vanished = [cid for cid in stored if cid not in chunks]
         self.store.delete_originals(vanished)
@@ -690,4 +718,7 @@ def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalR
         page_end=meta.get(PAGE_END),
         anchor=str(meta.get(ANCHOR) or ""),
         vector=vector,
+        version=str(meta.get(VERSION) or ""),
+        version_group=str(meta.get(VERSION_GROUP) or ""),
+        indexed_at=now(),
     )

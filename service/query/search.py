@@ -28,18 +28,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from service.errors import SearchError
+from service.errors import InvalidSourceError, SearchError
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import SearchStore
 from service.index.queries import HybridQuery, Match, SearchFilters, SummaryUse
 from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryKind, SummaryVector
 from service.index.rows import attached_summary
+from service.index.versions import ALL_VERSIONS, check_version
 from service.models.embed import Embedder
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 from service.settings import MAX_K
@@ -79,6 +81,11 @@ class SearchRequest:
     title: str | None = None
     max_vector_distance: float = 0.0  # 0: no gate
     explain: bool = False
+    # The version label to read (`*`: every version); None: the latest of each group of
+    # versions, as `latest` (group, version) pairs say (`Synopsis.search` fills them from
+    # the registered sources; `service.index.versions`).
+    version: str | None = None
+    latest: tuple[tuple[str, str], ...] = ()
 
     @property
     def needs_distances(self) -> bool:
@@ -109,6 +116,11 @@ class SearchRequest:
             raise SearchError(f"fusion must be 'relative' or 'ranked', not {self.fusion!r}")
         if not 0.0 <= self.max_vector_distance <= 2.0:
             raise SearchError("max_vector_distance must be between 0 and 2 (cosine distance)")
+        if self.version is not None and self.version != ALL_VERSIONS:
+            try:
+                check_version(self.version)
+            except InvalidSourceError as error:
+                raise SearchError(str(error)) from error
 
     def summary_use(self) -> SummaryUse:
         """How `joint` mode reads each chunk's summary."""
@@ -130,6 +142,8 @@ class SearchRequest:
                 source_prefix=self.source_prefix,
                 header_prefix=self.header_prefix,
                 title=self.title,
+                version=self.version,
+                latest=self.latest,
             ),
             ranked=self.fusion == "ranked",
             with_vectors=self.needs_distances,
@@ -150,6 +164,8 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
         "max_vector_distance": settings.max_vector_distance,
     }
     given = {name: value for name, value in overrides.items() if value is not None}
+    if given.get("version") == "":
+        del given["version"]  # no label: the default, the latest versions
     return SearchRequest(query=query, **{**defaults, **given})
 
 
@@ -176,6 +192,8 @@ class Hit:
     anchor: str = ""
     summary_kind: SummaryKind | None = None  # None without a summary
     summary_model: str | None = None  # the chat model that wrote a generated summary
+    version: str | None = None  # its source's version label; None: none
+    indexed_at: dt.datetime | None = None  # when the chunk was written; None: not kept
 
     @property
     def location(self) -> str:
@@ -196,6 +214,8 @@ class Hit:
             "summary_model": self.summary_model,
             "score": round(self.score, 6),
             "leg": self.leg,
+            "version": self.version,
+            "indexed_at": self.indexed_at.isoformat() if self.indexed_at else None,
         }
         if self.distance is not None:
             data["distance"] = round(self.distance, 6)
@@ -395,7 +415,17 @@ def _hit(
         page_start=_page(properties.get("page_start")),
         page_end=_page(properties.get("page_end")),
         anchor=str(properties.get("anchor") or ""),
+        version=str(properties.get("version") or "") or None,
+        indexed_at=_date(properties.get("indexed_at")),
     )
+
+
+def _date(value: Any) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str) and value:
+        return dt.datetime.fromisoformat(value)
+    return None
 
 
 def _page(value: Any) -> int | None:

@@ -7,6 +7,10 @@ A registered source is one of:
 - `sitemap`: a site's `sitemap.xml` (its `<url>` entries are the pages);
 - `site`: a start URL crawled `crawl_depth` levels deep, at most `max_pages` pages.
 
+It may carry a `version` label and belong to a `group`: the documentation it is one
+version of (`service.index.versions`). Two versions of the same docs are two registered
+sources of one group, each with its own location and label.
+
 Its `pages` map each indexed document (its `source`: an absolute path or a canonical
 URL) to what the last sync knew of it: the validators the server sent (ETag,
 Last-Modified), the sitemap's `lastmod`, a content hash, a file's size and mtime.
@@ -94,6 +98,10 @@ class RegisteredSource:
     max_pages: int = 0  # site; 0: the settings' default
     created_at: dt.datetime
     interval_seconds: int = 0  # synced by the job workers this long after its last sync
+    # The version label its chunks carry, and the group of versions it is one of
+    # (`service.index.versions`: a search without a version reads each group's latest).
+    version: str = ""
+    group: str = ""
     synced_at: dt.datetime | None = None  # the end of the last completed sync
     attempted_at: dt.datetime | None = None  # the end of the last sync, completed or not
     last_report: SyncReport | None = None

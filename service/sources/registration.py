@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from service.errors import InvalidSourceError
 from service.index.records import now
+from service.index.versions import check_version
 from service.sources.records import SOURCE_KINDS, RegisteredSource, SourceKind
 from service.sources.schedule import parse_interval
 
@@ -50,17 +51,32 @@ def new_source(
     crawl_depth: int = 0,
     max_pages: int = 0,
     interval: str = "",
+    version: str = "",
+    group: str = "",
     directories: Sequence[Path] | None = None,
 ) -> RegisteredSource:
     """The source to register, checked: its name, its kind (resolved from `auto`) and its
     location (a directory's resolved absolute path, or the URL as given), and its sync
-    interval (`service.sources.schedule.parse_interval`; empty: synced only when asked).
+    interval (`service.sources.schedule.parse_interval`; empty: synced only when asked),
+    its `version` label and its `group` of versions (`service.index.versions`; a group
+    needs a version; both empty: none).
 
     `directories`: when given, a directory source must be one of them or under one (an
     empty list refuses every directory). `InvalidSourceError` names the field at fault.
     """
     check_name(name)
     interval_seconds = parse_interval(interval)
+    check_version(version)
+    if group:
+        if not _NAME.match(group):
+            raise InvalidSourceError(
+                f"{group!r} cannot name a group: use 1 to 64 letters, digits, '.', '_' or "
+                "'-', starting with a letter or a digit",
+                field="group",
+            )
+        if not version:
+            # Which version of the group would it be? Its chunks would never be the latest.
+            raise InvalidSourceError("a source in a group needs a version", field="version")
     if kind != "auto" and kind not in SOURCE_KINDS:
         raise InvalidSourceError(
             f"unknown kind {kind!r}: one of auto, {', '.join(SOURCE_KINDS)}", field="kind"
@@ -95,6 +111,8 @@ def new_source(
         crawl_depth=crawl_depth,
         max_pages=max_pages,
         interval_seconds=interval_seconds,
+        version=version,
+        group=group,
         created_at=now(),
     )
 

@@ -142,11 +142,15 @@ class SourceRegistry(RecordCollection):
 _ADDED_PROPERTIES = (
     Property(name="interval_seconds", data_type=DataType.INT),
     Property(name="attempted_at", data_type=DataType.DATE),
+    keyword_property("version"),
+    keyword_property("group"),
 )
 _WITHOUT_PAGES = (
     "name",
     "kind",
     "location",
+    "version",
+    "group",
     "crawl_depth",
     "max_pages",
     "created_at",
@@ -166,6 +170,8 @@ def _properties(source: RegisteredSource) -> dict[str, Any]:
         "max_pages": source.max_pages,
         "created_at": source.created_at,
         "interval_seconds": source.interval_seconds,
+        "version": source.version,
+        "group": source.group,
         "last_report": json.dumps(source.last_report.to_dict()) if source.last_report else "",
         "pages": source.pages_json(),
     }
@@ -194,6 +200,8 @@ def _source(props: Any) -> RegisteredSource:
         max_pages=int(props.get("max_pages") or 0),
         created_at=created,
         interval_seconds=int(props.get("interval_seconds") or 0),
+        version=str(props.get("version") or ""),
+        group=str(props.get("group") or ""),
         synced_at=_date(props.get("synced_at")),
         attempted_at=_date(props.get("attempted_at")),
         last_report=SyncReport.from_dict(json.loads(report)) if report else None,

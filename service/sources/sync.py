@@ -15,6 +15,9 @@ Each kind lists the source's pages and reads only what may have changed:
 - `site`: the start URL is crawled again (no conditional requests yet); documents whose
   Markdown is unchanged cost no embedding or model call.
 
+Every document it ingests carries the source's version label and group
+(`service.index.versions`), and so do its chunks and summaries.
+
 Pages no longer listed (gone from the directory, the sitemap or the crawl, or answered
 404/410) are deleted from the index only when the sync completed: a failed fetch, a
 failed load or a failed ingest anywhere leaves every indexed page in place (and the
@@ -52,6 +55,7 @@ from loaders.documents import CONTENT_HASH, SOURCE
 from loaders.files import iter_files
 from service.errors import SynopsisError
 from service.index.records import now
+from service.index.versions import labelled
 from service.sources.records import PageState, RegisteredSource, SyncReport
 from splitters.base.errors import LoaderError
 
@@ -110,7 +114,10 @@ def sync_source(
                 scan = _scan_sitemap(http, source, options, report)
             else:
                 scan = _scan_site(http, source, options, report)
-            ingested = index.ingest_documents(scan.documents, on_event=on_event)
+            ingested = index.ingest_documents(
+                labelled(scan.documents, version=source.version, group=source.group),
+                on_event=on_event,
+            )
         except (LoaderError, SynopsisError) as error:
             report.failed.append(str(error))
             scan = _Scan(listed=set(previous), states=dict(previous))

@@ -92,6 +92,8 @@ class MemoryStore:
                 chunk_index=record.chunk_index,
                 summary_id=str(self.attached[oid].summary_id) if oid in self.attached else "",
                 anchor=record.anchor,
+                version=record.version,
+                version_group=record.version_group,
             )
             for oid, record in self.originals.items()
             if record.source == source
@@ -167,6 +169,24 @@ class MemoryStore:
                 self.originals[oid], chunk_index=place.chunk_index, anchor=place.anchor
             )
 
+    def relabel(
+        self,
+        *,
+        originals: Iterable[uuid.UUID],
+        summaries: Iterable[uuid.UUID],
+        version: str,
+        version_group: str,
+    ) -> None:
+        self._step("relabel")
+        for oid in originals:
+            self.originals[oid] = dataclasses.replace(
+                self.originals[oid], version=version, version_group=version_group
+            )
+        for sid in summaries:
+            self.summaries[sid] = dataclasses.replace(
+                self.summaries[sid], version=version, version_group=version_group
+            )
+
     def delete_summaries(self, ids: Iterable[uuid.UUID]) -> int:
         wanted = list(ids)
         if wanted:
@@ -215,7 +235,7 @@ class MemoryStore:
         scored = []
         for oid, record in self.originals.items():
             properties = self._hit(oid)
-            if not _passes(query.filters, properties):
+            if not _passes(query.filters, {**properties, "version_group": record.version_group}):
                 continue
             text = {**properties, "identifiers": record.identifiers}
             words = _overlap(query.keywords, " ".join(_text(text[name]) for name in keywords))
@@ -237,6 +257,8 @@ class MemoryStore:
                 "source": record.source,
                 "title": record.title,
                 "headers": record.headers,
+                "version": record.version,
+                "version_group": record.version_group,
             }
             if not _passes(query.filters, filtered):
                 continue
@@ -282,6 +304,8 @@ class MemoryStore:
             "page_start": record.page_start,
             "page_end": record.page_end,
             "anchor": record.anchor,
+            "version": record.version,
+            "indexed_at": record.indexed_at,
         }
 
     def summaries_of(self, original_ids: Sequence[str]) -> dict[str, ShownSummary]:
@@ -310,7 +334,9 @@ def _passes(filters: SearchFilters, properties: dict[str, Any]) -> bool:
     path = header_path(properties.get("headers") or [])
     if filters.header_prefix and not path.startswith(filters.header_prefix):
         return False
-    return not (filters.title and properties.get("title") != filters.title)
+    if filters.title and properties.get("title") != filters.title:
+        return False
+    return filters.admits_version(properties)
 
 
 def _overlap(keywords: str, text: str) -> float:

@@ -34,6 +34,7 @@ from tests.service.fakes import MemoryStore
 
 PREFIX = "TestStoreContract"
 DIMENSION = 4
+WRITTEN_AT = dt.datetime(2026, 12, 1, 9, 30, 15, tzinfo=dt.UTC)
 AXES = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
 
 
@@ -104,6 +105,8 @@ def _summary(original: OriginalRecord, text: str, **fields: Any) -> SummaryRecor
         summary=text,
         content_hash=original.content_hash,
         identifiers=original.identifiers,
+        version=original.version,
+        version_group=original.version_group,
         **values,
     )
 
@@ -133,6 +136,9 @@ def _kettle(base: str) -> list[OriginalRecord]:
             headers=["Cups", "Rinsing"],
             page_start=3,
             page_end=4,
+            version="3.11",
+            version_group="kettles",
+            indexed_at=WRITTEN_AT,
         ),
     ]
 
@@ -299,6 +305,8 @@ def test_a_hit_shows_every_property_of_its_chunk(store: Any, base: str) -> None:
             "page_start": None,
             "page_end": None,
             "anchor": "section-0",
+            "version": "",
+            "indexed_at": None,
         },
         str(other.id): {
             "content": other.content,
@@ -312,6 +320,8 @@ def test_a_hit_shows_every_property_of_its_chunk(store: Any, base: str) -> None:
             "page_start": 3,
             "page_end": 4,
             "anchor": "section-2",
+            "version": "3.11",
+            "indexed_at": WRITTEN_AT,
         },
     }
     assert all(set(hit) == set(ORIGINAL_HIT_PROPERTIES) for hit in hits.values())
@@ -343,6 +353,81 @@ def test_searches_return_only_what_the_filters_allow(
 
     assert sorted(hit.properties["chunk_index"] for hit in hits) == expected
     assert all(set(hit.properties) == set(ORIGINAL_HIT_PROPERTIES) for hit in hits)
+
+
+def _versions(base: str) -> list[OriginalRecord]:
+    """One page in versions 3.9, 3.10 and 3.11 of the group `py`, in 1.0 of the group
+    `other`, and unversioned."""
+    labels = [("3.9", "py"), ("3.10", "py"), ("3.11", "py"), ("1.0", "other"), ("", "")]
+    return [
+        _original(
+            f"{base}{version or 'none'}/{group}.md",
+            index,
+            "The walrus operator assigns inside expressions.",
+            version=version,
+            version_group=group,
+        )
+        for index, (version, group) in enumerate(labels)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "latest", "expected"),
+    [
+        ("3.10", (), [1]),
+        ("3.9", (("py", "3.11"),), [0]),  # a named version is read whatever is latest
+        ("1.0", (), [3]),
+        ("*", (("py", "3.11"), ("other", "0.5")), [0, 1, 2, 3, 4]),
+        (None, (), [0, 1, 2, 3, 4]),
+        (None, (("py", "3.11"),), [2, 3, 4]),
+        (None, (("py", "3.10"), ("other", "1.0")), [1, 3, 4]),
+        (None, (("other", "2.0"),), [0, 1, 2, 4]),
+    ],
+)
+def test_searches_read_the_version_asked_or_the_latest_of_each_group(
+    store: Any,
+    base: str,
+    version: str | None,
+    latest: tuple[tuple[str, str], ...],
+    expected: list[int],
+) -> None:
+    records = _versions(base)
+    store.write_originals(records)
+    store.write_summaries([_summary(record, "Assignment expressions.") for record in records])
+    filters = SearchFilters(source_prefix=base, version=version, latest=latest)
+
+    originals = store.search_originals(
+        _query("walrus", AXES[0], limit=10, filters=filters), use=None
+    )
+    summaries = store.search_summaries(_query("assignment", AXES[0], limit=10, filters=filters))
+
+    assert sorted(hit.properties["chunk_index"] for hit in originals) == expected
+    by_id = {str(record.id): record.chunk_index for record in records}
+    assert sorted(by_id[str(hit.properties["original_id"])] for hit in summaries) == expected
+
+
+def test_chunks_and_summaries_are_relabelled_in_place(store: Any, base: str) -> None:
+    first, second, _ = _kettle(base)
+    store.write_originals([first, second])
+    summary = _summary(first, "Descaling.")
+    store.write_summaries([summary])
+
+    store.relabel(originals=[first.id], summaries=[summary.id], version="2", version_group="k")
+
+    assert store.existing_originals(base + "kettle.md") == {
+        first.id: StoredOriginal(
+            chunk_index=0, summary_id="", anchor="section-0", version="2", version_group="k"
+        ),
+        second.id: StoredOriginal(chunk_index=1, summary_id="", anchor="section-1"),
+    }
+    [stored] = [r for r in store.list_summaries() if r.id == summary.id]
+    assert (stored.version, stored.version_group) == ("2", "k")
+    hits = store.search_summaries(
+        _query(
+            "descaling", AXES[0], limit=5, filters=SearchFilters(source_prefix=base, version="2")
+        )
+    )
+    assert [hit.id for hit in hits] == [str(summary.id)]
 
 
 def test_a_search_ranks_by_its_legs_and_returns_at_most_its_limit(store: Any, base: str) -> None:
@@ -418,6 +503,8 @@ def test_a_source_record_is_created_then_replaced(store: Any, base: str) -> None
         chunks=2,
         ingested_at=at,
         pending=2,
+        version="3.11",
+        version_group="py",
     )
     assert store.source_record(record.source) is None
     store.put_source_record(record)

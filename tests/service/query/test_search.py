@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import pytest
 
@@ -80,7 +81,12 @@ def test_fuse_of_empty_legs_is_empty() -> None:
 
 def test_hit_to_dict_has_the_documented_keys() -> None:
     hit = dataclasses.replace(
-        SUMMARY_LEG[0], scores={"summaries": 1.0}, summary_kind="generated", summary_model="m"
+        SUMMARY_LEG[0],
+        scores={"summaries": 1.0},
+        summary_kind="generated",
+        summary_model="m",
+        version="3.11",
+        indexed_at=dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC),
     )
     assert hit.to_dict() == {
         "id": "A",
@@ -94,9 +100,16 @@ def test_hit_to_dict_has_the_documented_keys() -> None:
         "summary_model": "m",
         "score": 1.0,
         "leg": "summaries",
+        "version": "3.11",
+        "indexed_at": "2026-12-01T09:30:00+00:00",
         "distance": 0.3,
         "scores": {"summaries": 1.0},
     }
+
+
+def test_hit_to_dict_says_version_and_indexed_at_when_unknown() -> None:
+    data = SUMMARY_LEG[0].to_dict()
+    assert (data["version"], data["indexed_at"]) == (None, None)
 
 
 @pytest.mark.parametrize(

@@ -86,3 +86,25 @@ def test_directories_bound_where_a_directory_may_be(tmp_path: Path) -> None:
         new_source("a", str(root), directories=[])
     # URLs are the caller's to check (the API's address policy).
     assert new_source("a", "http://127.0.0.1/s.xml", directories=[]).kind == "sitemap"
+
+
+def test_a_source_may_be_a_version_of_a_group() -> None:
+    source = new_source("py312", "https://docs.example/3.12/", version="3.12", group="python")
+    assert (source.version, source.group) == ("3.12", "python")
+    assert new_source("notes", "https://docs.example/", version="2").group == ""
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"group": "python"}, "version"),  # which version of the group would it be?
+        ({"version": "3 12"}, "version"),
+        ({"version": "*"}, "version"),
+        ({"version": "3.12", "group": "py thon"}, "group"),
+        ({"version": "3.12", "group": "-py"}, "group"),
+    ],
+)
+def test_a_version_or_group_that_cannot_be_registered(options: dict[str, str], field: str) -> None:
+    with pytest.raises(InvalidSourceError) as raised:
+        new_source("a", "https://docs.example/", **options)  # type: ignore[arg-type]
+    assert raised.value.field == field

@@ -211,3 +211,15 @@ def test_a_directory_that_is_gone_removes_nothing(tmp_path: Path) -> None:
     assert not after.last_report.completed
     assert index.deleted == []
     assert after.pages == source.pages
+
+
+def test_a_sync_labels_every_chunk_and_summary_with_its_version(tmp_path: Path) -> None:
+    (tmp_path / "guide.md").write_text("# Guide\n\nInstall it with pip.\n", encoding="utf-8")
+    index = MemoryIndex()
+    source = dataclasses.replace(
+        registered("directory", str(tmp_path)), version="2.1", group="guide"
+    )
+    _sync(index, source)
+    stored = [*index.store.originals.values(), *index.store.summaries.values()]
+    assert len(stored) == 2
+    assert {(r.version, r.version_group) for r in stored} == {("2.1", "guide")}
