@@ -375,9 +375,11 @@ class Synopsis:
         return self._versioned(request)
 
     def _versioned(self, request: SearchRequest) -> SearchRequest:
-        """`request` with the latest versions to read when it names no version."""
-        if request.version is not None:
+        """`request` with the latest versions to read when it names no version (an
+        empty label names none)."""
+        if request.version:
             return request
+        request = dataclasses.replace(request, version=None)
         latest = self.latest_versions()
         if not latest:
             return request

@@ -156,6 +156,27 @@ _max_pages = click.option(
 )
 
 
+#: `--version` of a search or a question (`service.index.versions`).
+_version_filter = click.option(
+    "--version",
+    "version",
+    default=None,
+    metavar="LABEL",
+    help="Read only the chunks of this version label ('*': every version). Default: "
+    "the latest synced version of each group of registered sources, and every chunk "
+    "of no group.",
+)
+
+
+def _where(hit: Hit) -> str:
+    """A hit's version and when its chunk was written, to end a line of output (nothing
+    for a chunk written before chunks kept them)."""
+    if not (hit.version or hit.indexed_at):
+        return ""
+    written = f"{hit.indexed_at:%Y-%m-%d %H:%M} UTC" if hit.indexed_at else "unknown"
+    return f"  (version {hit.version or 'none'}, indexed {written})"
+
+
 @main.command("chunk")
 @click.argument("sources", nargs=-1, required=True)
 @click.option(
@@ -229,17 +250,34 @@ def chunk(
 @click.argument("sources", nargs=-1, required=True)
 @_crawl_depth
 @_max_pages
+@click.option(
+    "--version",
+    "version",
+    default="",
+    metavar="LABEL",
+    help="Label every chunk with this version (a search with `--version LABEL` reads "
+    "them). For versions that a default search tells apart, register each one as a "
+    "source of a group: `synopsis sources add --version --group`.",
+)
 @click.pass_obj
 @_one_line_errors
 def ingest(
-    settings: Settings, sources: tuple[str, ...], crawl_depth: int | None, max_pages: int | None
+    settings: Settings,
+    sources: tuple[str, ...],
+    crawl_depth: int | None,
+    max_pages: int | None,
+    version: str,
 ) -> None:
     """Index SOURCES: load, chunk, summarize, embed and store them in Weaviate."""
+    from service.index.versions import check_version
+
+    check_version(version)  # before the stack is started or reached
     with _open(settings) as synopsis:
         report = synopsis.ingest(
             list(sources),
             options=_load_options(settings, crawl_depth, max_pages),
             on_event=_print_event,
+            version=version,
         )
     stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.seconds.items())
     click.echo(report.summary_line())
@@ -302,6 +340,7 @@ def _print_event(event: IngestEvent) -> None:
     default=None,
     help="Absolute relevance gate: drop hits farther than this cosine distance (0 = off).",
 )
+@_version_filter
 @click.option("--explain", is_flag=True, help="Show per-leg scores and distances.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
 @click.pass_obj
@@ -316,10 +355,12 @@ def search(
     source_prefix: str | None,
     header_prefix: str | None,
     max_distance: float | None,
+    version: str | None,
     explain: bool,
     as_json: bool,
 ) -> None:
-    """Search the index for QUERY and print the original chunks that match."""
+    """Search the index for QUERY and print the original chunks that match, each with its
+    source's version and when it was indexed."""
     from service.index.records import header_path
     from service.query.search import search_request
 
@@ -333,6 +374,7 @@ def search(
         source_prefix=source_prefix,
         header_prefix=header_prefix,
         max_vector_distance=max_distance,
+        version=version,
         explain=explain,
     )
     request.validate()  # a bad request is reported before the stack is started or reached
@@ -356,7 +398,7 @@ def search(
     for rank, hit in enumerate(hits, start=1):
         path = header_path(hit.headers)
         click.echo(f"{rank}. {path}  [{hit.leg} {hit.score:.3f}]")
-        click.echo(f"   {hit.source}")
+        click.echo(f"   {hit.source}{_where(hit)}")
         if hit.summary:  # on one line: a summary's own "1." must not look like a rank
             click.echo(f"   summary ({_summary_kind(hit)}): {' '.join(hit.summary.split())}")
         if explain:
@@ -383,10 +425,16 @@ def search(
     help="Print the model's reply as it is written; if it then fails the grounding "
     "check, the extractive answer follows it.",
 )
+@_version_filter
 @click.pass_obj
 @_one_line_errors
 def ask(
-    settings: Settings, question: str, k: int | None, max_distance: float | None, stream: bool
+    settings: Settings,
+    question: str,
+    k: int | None,
+    max_distance: float | None,
+    stream: bool,
+    version: str | None,
 ) -> None:
     """Answer QUESTION from the indexed documents only, citing them.
 
@@ -405,6 +453,7 @@ def ask(
         max_vector_distance=(
             settings.answer_max_vector_distance if max_distance is None else max_distance
         ),
+        version=version,
     )
     request.validate()  # a bad request is reported before the stack is started or reached
     with _open(settings) as synopsis:
@@ -444,7 +493,7 @@ def ask(
                 if hit.page_end in (None, hit.page_start)
                 else f", pp. {hit.page_start}–{hit.page_end}"
             )
-        click.echo(f"[{number}] {hit.location} § {' > '.join(hit.headers)}{pages}")
+        click.echo(f"[{number}] {hit.location} § {' > '.join(hit.headers)}{pages}{_where(hit)}")
 
 
 def _answer_kind(answer: Answer) -> str:
@@ -587,8 +636,8 @@ def docs() -> None:
 @click.pass_obj
 @_one_line_errors
 def docs_list(settings: Settings, as_json: bool) -> None:
-    """Every indexed source with its chunk count, status, summaries still pending and last
-    ingest time."""
+    """Every indexed source with its chunk count, status, summaries still pending, version
+    and last ingest time."""
     with _open(settings) as synopsis:
         records = synopsis.sources()
         stats = synopsis.stats()
@@ -600,16 +649,19 @@ def docs_list(settings: Settings, as_json: bool) -> None:
                 "chunks": r.chunks,
                 "pending": r.pending,
                 "status": r.status,
+                "version": r.version or None,
                 "ingested_at": r.ingested_at.isoformat(),
+                "indexed_at": r.ingested_at.isoformat(),
             }
             for r in records
         ]
         click.echo(json.dumps({"sources": rows, "stats": stats}, default=str, indent=2))
         return
     for r in records:
+        label = f"  version {r.version}" if r.version else ""
         click.echo(
             f"{r.chunks:5} chunks  {r.status:9}  {r.pending:5} summaries pending  "
-            f"{r.ingested_at:%Y-%m-%d %H:%M}  {r.source}"
+            f"{r.ingested_at:%Y-%m-%d %H:%M}  {r.source}{label}"
         )
     click.echo(
         f"{len(records)} sources, {stats.get('originals')} originals, "
@@ -669,6 +721,21 @@ def sources() -> None:
     help="Sync it this long after its last sync ended (1d, 6h, 1h30m, 15m; at least 1m), "
     "as a job of the job workers of `synopsis serve`; without it, only when asked.",
 )
+@click.option(
+    "--version",
+    "version",
+    default="",
+    metavar="LABEL",
+    help="The version of the docs it holds (3.12, v2, 2024.1): every chunk carries it, "
+    "and a search with `--version LABEL` reads only those.",
+)
+@click.option(
+    "--group",
+    default="",
+    help="The docs it is one version of (needs --version): a search without a version "
+    "reads only the latest synced version of each group (3.9 < 3.10: numbers compare "
+    "as numbers).",
+)
 @click.pass_obj
 @_one_line_errors
 def sources_add(
@@ -679,6 +746,8 @@ def sources_add(
     crawl_depth: int,
     max_pages: int,
     interval: str,
+    version: str,
+    group: str,
 ) -> None:
     """Register LOCATION as the source NAME (nothing is fetched until `sources sync`).
 
@@ -692,11 +761,14 @@ def sources_add(
         crawl_depth=crawl_depth,
         max_pages=max_pages,
         interval=interval,
+        version=version,
+        group=group,
     )
     with _open(settings) as synopsis:
         synopsis.registered_sources.add(source)
     every = f", synced every {format_interval(source.interval_seconds)}" if interval else ""
-    click.echo(f"registered {name}: {source.kind} {source.location}{every}")
+    label = f", version {version}" + (f" of {group}" if group else "") if version else ""
+    click.echo(f"registered {name}: {source.kind} {source.location}{label}{every}")
 
 
 @sources.command("list")
@@ -715,6 +787,8 @@ def sources_list(settings: Settings, as_json: bool) -> None:
                 "name": s.name,
                 "kind": s.kind,
                 "location": s.location,
+                "version": s.version or None,
+                "group": s.group or None,
                 "crawl_depth": s.crawl_depth,
                 "max_pages": s.max_pages,
                 "pages": len(s.pages),
@@ -732,7 +806,12 @@ def sources_list(settings: Settings, as_json: bool) -> None:
     for s in registered:
         synced = f"{s.synced_at:%Y-%m-%d %H:%M}" if s.synced_at else "never synced"
         every = f"  every {format_interval(s.interval_seconds)}" if s.interval_seconds else ""
-        click.echo(f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}{every}")
+        label = (
+            f"  version {s.version}" + (f" of {s.group}" if s.group else "") if s.version else ""
+        )
+        click.echo(
+            f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}{label}{every}"
+        )
         if s.last_report is not None:
             click.echo(f"    last sync: {s.last_report.summary_line()}")
     click.echo(f"{len(registered)} registered sources")

@@ -8,6 +8,7 @@ free of the Weaviate stack.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ __all__ = ["CONTEXT_METADATA_KEYS", "METADATA_KEYS", "hit_document"]
 #: The metadata of every Document a retriever returns, in this order.
 METADATA_KEYS = (
     "source", "title", "headers", "chunk_index", "summary", "summary_kind", "summary_model",
-    "score", "distance", "anchor",
+    "score", "distance", "anchor", "version", "indexed_at",
 )  # fmt: skip
 #: Added after those when the search was budgeted (`max_tokens`) or expanded (`expand`):
 #: the tokens the hit took of the budget, and which chunks of its section it holds
@@ -32,7 +33,9 @@ def hit_document(hit: Mapping[str, Any]) -> Document:
     `distance` may be absent (no vector distance was measured), `anchor` (the
     section's id in its page: link to `source#anchor`) when it has none, and
     `summary_kind`/`summary_model` (what the summary is: "generated" by that chat model, or
-    "extractive") from a server older than them; every other field of `METADATA_KEYS`,
+    "extractive") and `version`/`indexed_at` (its source's version label; when the chunk
+    was written, given as ISO 8601 text whichever way the hit has it) from a server older
+    than them; every other field of `METADATA_KEYS`,
     `id` and `content` must be present (KeyError otherwise). The keys of
     `CONTEXT_METADATA_KEYS` are copied when the hit has them.
     """
@@ -48,9 +51,18 @@ def hit_document(hit: Mapping[str, Any]) -> Document:
         "score": hit["score"],
         "distance": hit.get("distance"),
         "anchor": hit.get("anchor") or "",
+        "version": hit.get("version") or None,
+        "indexed_at": _iso(hit.get("indexed_at")),
     }
     for key in CONTEXT_METADATA_KEYS:
         if hit.get(key) is not None:
             value = hit[key]
             metadata[key] = dict(value) if isinstance(value, Mapping) else value
     return Document(id=document_id, page_content=content, metadata=metadata)
+
+
+def _iso(value: object) -> str | None:
+    """A time as `datetime.isoformat` writes it (a JSON body may say `Z` for `+00:00`)."""
+    if isinstance(value, str) and value:
+        value = dt.datetime.fromisoformat(value)
+    return value.isoformat() if isinstance(value, dt.datetime) else None

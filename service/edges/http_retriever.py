@@ -39,6 +39,7 @@ _BODY_FIELDS = (
     "source_prefix",
     "header_prefix",
     "title",
+    "version",
     "max_vector_distance",
     "expand",
     "max_tokens",
@@ -53,7 +54,8 @@ class HttpSummaryRetriever(BaseRetriever):
     `base_url` is the server's root (`http://host:8000`); `api_key` a read key, sent as
     `Authorization: Bearer` (none for a server without keys). The search fields (`k`,
     `mode`, `alpha`, `fusion`, the filters `source`, `source_prefix`, `header_prefix`,
-    `title`, the relevance gate `max_vector_distance`, and the context options `expand`
+    `title`, the `version` to read (`*`: every one; None: the latest of each group), the
+    relevance gate `max_vector_distance`, and the context options `expand`
     and `max_tokens`) mean what they mean in `POST /search`; each one left None takes the
     server's setting. With `expand="section"` each Document is its hit's whole section,
     and with `max_tokens` the Documents are the hits that fit that budget. `timeout` bounds
@@ -76,6 +78,7 @@ class HttpSummaryRetriever(BaseRetriever):
     source_prefix: str | None = None
     header_prefix: str | None = None
     title: str | None = None
+    version: str | None = None
     max_vector_distance: float | None = Field(default=None, ge=0.0, le=2.0)
     expand: Literal["none", "section"] | None = None
     # POST /search's bounds (service.settings' MIN/MAX_CONTEXT_TOKENS, not imported here).

@@ -50,7 +50,9 @@ class SummaryRetriever(BaseRetriever):
 
     `template` carries every search parameter but the query (k, mode, alpha, filters,
     relevance gate); each call replaces its query. Without one, each search takes the
-    settings' defaults, as POST /search with only a query does.
+    settings' defaults, as POST /search with only a query does. `version`, when given,
+    is the version label every search reads (`*`: every one; otherwise the template's,
+    by default the latest of each group: `service.index.versions`).
 
     `expand` and `max_tokens` mean what they mean in POST /search: with `expand="section"`
     each Document is the whole section of its hit (each section once), and with a budget
@@ -64,6 +66,7 @@ class SummaryRetriever(BaseRetriever):
 
     synopsis: Synopsis
     template: SearchRequest | None = None
+    version: str | None = None
     expand: Expand = "none"
     max_tokens: int | None = Field(default=None, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS)
 
@@ -75,9 +78,13 @@ class SummaryRetriever(BaseRetriever):
 
     def _request(self, query: str, context: ContextRequest | None) -> SearchRequest:
         if self.template is not None:
-            return dataclasses.replace(self.template, query=query)
-        k = candidates_for(context.max_tokens) if context is not None else None
-        return search_request(self.synopsis.settings, query, k=k)
+            request = dataclasses.replace(self.template, query=query)
+        else:
+            k = candidates_for(context.max_tokens) if context is not None else None
+            request = search_request(self.synopsis.settings, query, k=k)
+        if self.version:
+            request = dataclasses.replace(request, version=self.version)
+        return request
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun

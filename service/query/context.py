@@ -301,10 +301,13 @@ def _block(
     number: int,
     expanded: bool,
 ) -> str:
-    """One passage as Markdown, fenced as passage `number`: header path, location,
-    summary, what part, the text (all of it from the page or its summary, so all of it
-    inside the fence)."""
+    """One passage as Markdown, fenced as passage `number`: header path, location, its
+    version and when it was indexed, summary, what part, the text (all of it from the page
+    or its summary, so all of it inside the fence)."""
     lines = [f"## {header_path(hit.headers) or hit.title or hit.source}", f"Source: {hit.location}"]
+    if hit.version or hit.indexed_at:  # neither: a chunk written before they were kept
+        when = hit.indexed_at.isoformat(timespec="seconds") if hit.indexed_at else "unknown"
+        lines.append(f"Version: {hit.version or 'none'}, indexed {when}")
     if hit.summary:
         lines.append(f"Summary ({_summary_kind(hit)}): {hit.summary}")
     if not expanded:

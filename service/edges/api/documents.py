@@ -186,6 +186,10 @@ class DocumentItem(msgspec.Struct, kw_only=True):
     pending: int
     content_hash: str
     ingested_at: dt.datetime
+    # Its version label (null: none), and when its chunks were last written: the same
+    # moment as `ingested_at`, under the name every hit and chunk uses.
+    version: str | None = None
+    indexed_at: dt.datetime
     last_job: str | None = None
 
     @classmethod
@@ -199,6 +203,8 @@ class DocumentItem(msgspec.Struct, kw_only=True):
             pending=record.pending,
             content_hash=record.content_hash,
             ingested_at=record.ingested_at,
+            version=record.version or None,
+            indexed_at=record.ingested_at,
             last_job=last_job,
         )
 
@@ -217,6 +223,8 @@ class ChunkView(msgspec.Struct, kw_only=True):
     page_start: int | None = None
     page_end: int | None = None
     anchor: str = ""
+    version: str | None = None  # its source's version label (null: none)
+    indexed_at: dt.datetime | None = None  # when it was written (null: not kept then)
 
     @classmethod
     def from_chunk(cls, chunk: SourceChunk) -> ChunkView:
@@ -233,6 +241,8 @@ class ChunkView(msgspec.Struct, kw_only=True):
             page_start=chunk.page_start,
             page_end=chunk.page_end,
             anchor=chunk.anchor,
+            version=chunk.version or None,
+            indexed_at=chunk.indexed_at,
         )
 
 

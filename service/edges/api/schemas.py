@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from service.index.records import SummaryKind
+from service.index.versions import VERSION_FILTER_PATTERN
 from service.query.answer import Answer, AnswerKind
 from service.query.context import ContextRequest, Expand, Passage, candidates_for
 from service.query.modes import Mode
@@ -99,6 +101,21 @@ PrefixText = Annotated[
 ]
 #: A document title (an inline ingest takes 500 characters).
 TitleText = Annotated[str, msgspec.Meta(max_length=500)]
+#: The version a search reads (`service.index.versions`).
+VersionFilter = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=VERSION_FILTER_PATTERN,
+        description="Read only the chunks of this version label (`*`: every version). "
+        "Left out: the latest version of each group of registered sources, and every "
+        "chunk of no group.",
+    ),
+]
+IndexedAt = Annotated[
+    dt.datetime,
+    msgspec.Meta(description="When the chunk was written (null: written before chunks kept it)."),
+]
+VersionLabel = Annotated[str, msgspec.Meta(description="Its source's version label (null: none).")]
 
 
 class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -114,6 +131,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     source_prefix: PrefixText | None = None
     header_prefix: PrefixText | None = None
     title: TitleText | None = None
+    version: VersionFilter | None = None
     max_vector_distance: Distance | None = None
     explain: bool = False
     expand: ExpandField = "none"
@@ -143,6 +161,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
             source_prefix=self.source_prefix,
             header_prefix=self.header_prefix,
             title=self.title,
+            version=self.version,
             max_vector_distance=_gate(self.max_vector_distance, settings),
             explain=self.explain,
         )
@@ -190,6 +209,8 @@ class SearchHit(msgspec.Struct, kw_only=True):
     page_end: int | None = None
     # The section's id in its page: a reader opens `source#anchor` ("" when it has none).
     anchor: str = ""
+    version: VersionLabel | None = None
+    indexed_at: IndexedAt | None = None
     # With `expand` or `max_tokens` only: the tokens the hit took of the budget, and with
     # `expand: section` which chunks of its section `content` holds.
     tokens: int | msgspec.UnsetType = msgspec.UNSET
@@ -230,6 +251,7 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     question: Text
     k: Annotated[int, msgspec.Meta(ge=1, le=20, extra={"setting": "api_max_k"})] | None = None
     max_vector_distance: Distance | None = None
+    version: VersionFilter | None = None
     # Server-sent events instead of one JSON body (`POST /ask`'s description).
     stream: bool = False
 
@@ -239,6 +261,7 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             settings,
             self.question,
             k=self.k or None,
+            version=self.version,
             max_vector_distance=(
                 settings.answer_max_vector_distance
                 if self.max_vector_distance is None

@@ -28,6 +28,7 @@ from service.edges.api.jobs import JobQueueDependency, JobView, accepted
 from service.edges.api.limits import check_crawl_limits
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.security import caller_id, require_read, require_write
+from service.index.versions import VERSION_PATTERN
 from service.sources import RegisteredSource, SyncReport, new_source, next_sync_at
 from service.sources.registration import NAME_PATTERN
 from service.synopsis import Synopsis
@@ -62,6 +63,23 @@ class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             description="Sync it this long after its last sync ended, as a job of the job "
             "workers: 1d, 6h, 1h30m, 15m, 90s or seconds, at least a minute; empty or `off`: "
             "only when asked.",
+        ),
+    ] = ""
+    version: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=f"^$|{VERSION_PATTERN}",
+            description="The version of the docs it holds (3.12, v2): every chunk carries "
+            "it, and a search with `version` reads only those. Empty: none.",
+        ),
+    ] = ""
+    group: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=f"^$|{NAME_PATTERN}",
+            description="The docs it is one version of (needs a `version`): a search "
+            "without a `version` reads only the latest synced version of each group "
+            "(labels compare part by part, numbers as numbers: 3.9 < 3.10). Empty: none.",
         ),
     ] = ""
 
@@ -99,6 +117,8 @@ class RegisteredSourceView(msgspec.Struct, kw_only=True):
     name: str
     kind: str
     location: str
+    version: str | None = None  # its version label (null: none)
+    group: str | None = None  # the group of versions it is one of (null: none)
     crawl_depth: int
     max_pages: int
     interval_seconds: int
@@ -117,6 +137,8 @@ class RegisteredSourceView(msgspec.Struct, kw_only=True):
             name=source.name,
             kind=source.kind,
             location=source.location,
+            version=source.version or None,
+            group=source.group or None,
             crawl_depth=source.crawl_depth,
             max_pages=source.max_pages,
             interval_seconds=source.interval_seconds,
@@ -185,6 +207,8 @@ class RegisteredSourceController(Controller):
             crawl_depth=data.crawl_depth,
             max_pages=data.max_pages,
             interval=data.interval,
+            version=data.version,
+            group=data.group,
             directories=settings.source_directories,
         )
         if source.kind != "directory":

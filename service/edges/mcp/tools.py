@@ -33,6 +33,7 @@ from service.edges.api.metrics import record_answer
 from service.edges.api.schemas import NOT_ONLY_SPACE, AskRequestBody, AskResponse
 from service.errors import SynopsisError
 from service.index.records import SourceRecord
+from service.index.versions import VERSION_FILTER_PATTERN
 from service.query.context import ContextRequest, candidates_for
 from service.query.search import search_request
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
@@ -73,6 +74,15 @@ Budget = Annotated[
         "SYNOPSIS_SEARCH_MAX_TOKENS, 5000.",
     ),
 ]
+Version = Annotated[
+    str | None,
+    Field(
+        pattern=VERSION_FILTER_PATTERN,
+        description="Read only this version of the documentation (its label, e.g. 3.12; "
+        "`*`: every version). Default: the latest version of each documentation that has "
+        "several, and everything that has none.",
+    ),
+]
 Offset = Annotated[
     int,
     Field(
@@ -109,6 +119,7 @@ class SynopsisTools:
             ),
         ] = None,
         max_tokens: Budget = None,
+        version: Version = None,
     ) -> str:
         """Search the indexed documentation and read the best matches.
 
@@ -130,6 +141,7 @@ class SynopsisTools:
                 query,
                 k=candidates_for(budget),
                 source_prefix=source_prefix or None,
+                version=version,
             )
             context = ContextRequest(expand="section", max_tokens=budget)
             found = await synopsis.asearch_context(request, context)
@@ -208,12 +220,12 @@ class SynopsisTools:
         ] = None,
     ) -> str:
         """List what is indexed: each source (path or URL) with its title, number of
-        chunks, summaries still pending, status, and when it was indexed."""
+        chunks, summaries still pending, status, version, and when it was indexed."""
         synopsis = self._synopsis()
         records = await _answering(asyncio.to_thread(synopsis.sources))
         return _sources_text([r for r in records if r.source.startswith(prefix or "")], prefix)
 
-    async def ask(self, question: Question) -> CallToolResult:
+    async def ask(self, question: Question, version: Version = None) -> CallToolResult:
         """Answer a question from the indexed documentation only, with citations.
 
         Returns the JSON of Synopsis's POST /ask: `answer` (where `[n]` cites
@@ -223,7 +235,7 @@ class SynopsisTools:
         nothing indexed answers it). Prefer search_docs to read the sources yourself.
         """
         synopsis = self._synopsis()
-        body = AskRequestBody(question=question)
+        body = AskRequestBody(question=question, version=version)
 
         def answer() -> AskResponse:
             check_answer_limits(question, None, synopsis.settings)
@@ -260,9 +272,10 @@ def _sources_text(records: list[SourceRecord], prefix: str | None) -> str:
         pending = f", {record.pending} summaries pending" if record.pending else ""
         when = record.ingested_at.isoformat(timespec="seconds")
         title = f" — {record.title}" if record.title else ""
+        version = f"version {record.version}, " if record.version else ""
         lines.append(
             f"- {record.source}{title} ({record.chunks} chunks{pending}; {record.status}, "
-            f"indexed {when})"
+            f"{version}indexed {when})"
         )
     if len(records) > _LISTED_SOURCES:
         lines.append(f"- and {len(records) - _LISTED_SOURCES} more: narrow with `prefix`")

@@ -11,6 +11,7 @@ from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
+import msgspec
 import ollama
 import pytest
 from litestar.testing import AsyncTestClient, TestClient
@@ -55,6 +56,8 @@ HIT = Hit(
     leg="summaries",
     distance=0.25,
     scores={"summaries": 0.9},
+    version="3.11",
+    indexed_at=dt.datetime(2025, 1, 2, 3, 4, 5, 250000, tzinfo=dt.UTC),
 )
 HIT_JSON = {
     "id": "00000000-0000-0000-0000-000000000001",
@@ -73,6 +76,8 @@ HIT_JSON = {
     "page_start": None,
     "page_end": None,
     "anchor": "",
+    "version": "3.11",
+    "indexed_at": "2025-01-02T03:04:05.250000Z",
 }
 RECORD = SourceRecord(
     source="docs/tutorial.md",
@@ -82,6 +87,8 @@ RECORD = SourceRecord(
     status="complete",
     chunks=3,
     ingested_at=dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+    version="3.11",
+    version_group="python",
 )
 
 
@@ -278,11 +285,32 @@ def test_search_passes_every_field(client: TestClient[Any], fake: FakeSynopsis) 
         "source_prefix": "docs/",
         "header_prefix": "Tutorial > ",
         "title": "Tutorial",
+        "version": "3.11",
         "max_vector_distance": 0.0,
         "explain": True,
     }
     assert client.post("/search", json=body).status_code == 200
     assert fake.requests == [SearchRequest(**body)]  # type: ignore[arg-type]
+
+
+def test_documents_are_listed_with_their_version_and_when_they_were_indexed() -> None:
+    from service.edges.api.documents import DocumentItem  # noqa: PLC0415
+
+    item = msgspec.to_builtins(DocumentItem.from_record(RECORD, None))
+    assert (item["source"], item["version"], item["indexed_at"]) == (
+        "docs/tutorial.md",
+        "3.11",
+        "2025-01-02T03:04:05Z",
+    )
+    unversioned = DocumentItem.from_record(dataclasses.replace(RECORD, version=""), None)
+    assert unversioned.version is None
+
+
+@pytest.mark.parametrize("version", ["3 11", "", "*3"])
+def test_search_refuses_a_version_that_is_no_label(client: TestClient[Any], version: str) -> None:
+    response = client.post("/search", json={"query": "range()", "version": version})
+    assert response.status_code == 400
+    assert "version" in response.text
 
 
 def test_a_hit_without_distance_or_scores_has_null_and_empty() -> None:

@@ -19,8 +19,8 @@ One check is narrowed, for two operations (`SEMANTIC_REFUSALS`): a `POST /docume
 can say, a URL whose host the address policy refuses once resolved (`UnsafeUrlError`:
 random hosts do not resolve), an uploaded file whose name has no supported suffix
 (`field` `files[i]`), a source's location that is no allowed directory (`field`
-`location`), crawl limits for a source that is not a site (`crawl_depth`) or an interval
-under a minute (`interval`); any other
+`location`), crawl limits for a source that is not a site (`crawl_depth`), an interval
+under a minute (`interval`) or a `group` without a `version`; any other
 400 to such a request fails the run, as schemathesis' `positive_data_acceptance` would.
 The number of cases run per operation is printed at the end (run with `-s`), and recorded in
 docs/reliability.md ("Fuzzing").
@@ -169,11 +169,12 @@ def _fuzz(api_schema: Any, credential: str, headers: dict[str, str], examples: i
 #: schema can say, and which fields such a refusal may name (besides `UnsafeUrlError`, a
 #: URL whose host the address policy refuses once resolved): an uploaded file's name
 #: without a supported suffix; a source's location that is no allowed directory or not
-#: one (the fuzz app allows none), crawl limits given for a source that is not a site, or
-#: a sync interval (a duration such as "6h") under the one-minute minimum.
+#: one (the fuzz app allows none), crawl limits given for a source that is not a site, a
+#: sync interval (a duration such as "6h") under the one-minute minimum, or a group of
+#: versions given without a version (field `version`).
 SEMANTIC_REFUSALS: dict[str, Callable[[str], bool]] = {
     "/documents": lambda field: field.startswith("files"),
-    "/sources": lambda field: field in ("location", "crawl_depth", "interval"),
+    "/sources": lambda field: field in ("location", "crawl_depth", "interval", "version"),
 }
 
 

@@ -50,6 +50,8 @@ def test_register_then_list_and_get(client: TestClient[Any], fake: FakeSynopsis)
         "name": "guide",
         "kind": "sitemap",
         "location": SITEMAP,
+        "version": None,
+        "group": None,
         "crawl_depth": 0,
         "max_pages": 0,
         "interval_seconds": 0,
@@ -62,6 +64,31 @@ def test_register_then_list_and_get(client: TestClient[Any], fake: FakeSynopsis)
     assert fake.registry.require("guide").created_at == dt.datetime.fromisoformat(created)
     assert client.get("/sources").json() == [response.json()]
     assert client.get("/sources/guide").json() == response.json()
+
+
+def test_a_source_is_registered_as_a_version_of_a_group(client: TestClient[Any]) -> None:
+    body = {"name": "py312", "location": SITEMAP, "version": "3.12", "group": "python"}
+    response = client.post("/sources", json=body)
+    assert response.status_code == 201, response.text
+    assert (response.json()["version"], response.json()["group"]) == ("3.12", "python")
+    [listed] = client.get("/sources").json()
+    assert (listed["version"], listed["group"]) == ("3.12", "python")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"group": "python"}, "version"),  # which version of the group would it be?
+        ({"version": "3 12"}, "version"),
+        ({"version": "3.12", "group": "py thon"}, "group"),
+    ],
+)
+def test_a_version_or_group_that_cannot_be_registered(
+    client: TestClient[Any], body: dict[str, str], field: str
+) -> None:
+    response = client.post("/sources", json={"name": "py", "location": SITEMAP, **body})
+    assert response.status_code == 400, response.text
+    assert field in response.text
 
 
 def test_a_site_with_crawl_limits(client: TestClient[Any]) -> None:

@@ -6,6 +6,7 @@ These run without the stack: both servers are configured as external and unreach
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,23 @@ def test_serve_opens_the_stack_before_listening(args: tuple[str, ...], env: dict
     assert (code, stdout) == (1, "")
     assert stderr.startswith(f"Error: cannot connect to Weaviate at {_UNREACHABLE}: ")
     assert len(stderr.splitlines()) == 1
+
+
+def test_a_hit_line_ends_with_its_version_and_when_it_was_indexed() -> None:
+    import datetime as dt  # noqa: PLC0415
+
+    from service.edges.cli import _where  # noqa: PLC0415
+    from service.query.search import Hit  # noqa: PLC0415
+
+    hit = Hit(
+        id="1", source="a.md", title="", headers=[], chunk_index=0, content="", summary=None,
+        score=1.0, leg="joint",
+    )  # fmt: skip
+    assert _where(hit) == ""  # written before chunks kept them
+    at = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC)
+    assert _where(dataclasses.replace(hit, version="3.11", indexed_at=at)) == (
+        "  (version 3.11, indexed 2026-12-01 09:30 UTC)"
+    )
+    assert _where(dataclasses.replace(hit, indexed_at=at)) == (
+        "  (version none, indexed 2026-12-01 09:30 UTC)"
+    )

@@ -4,6 +4,7 @@ Documents it makes of the server's hits, the errors it raises. No network."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -43,6 +44,8 @@ HITS = [
         leg="summaries",
         distance=0.2345678901234567,
         scores={"summaries": 0.8123456789012345},
+        version="2.1",
+        indexed_at=dt.datetime(2026, 12, 1, 9, 30, 15, 123456, tzinfo=dt.UTC),
     ),
     Hit(
         id="6f1c0f8e-4b1a-4c57-9a57-0d5b1c1f2a02",
@@ -108,6 +111,8 @@ def test_documents_equal_the_in_process_retrievers() -> None:
             "score": 0.8123456789012345,
             "distance": 0.2345678901234567,
             "anchor": "",
+            "version": "2.1",
+            "indexed_at": "2026-12-01T09:30:15.123456+00:00",
         },
     )
 

@@ -114,7 +114,7 @@ def test_the_tools_are_listed_read_only_with_schemas_and_descriptions() -> None:
         assert tool.input_schema["type"] == "object"
     search = tools["search_docs"].input_schema
     assert search["required"] == ["query"]
-    assert set(search["properties"]) == {"query", "source_prefix", "max_tokens"}
+    assert set(search["properties"]) == {"query", "source_prefix", "max_tokens", "version"}
     budget = search["properties"]["max_tokens"]["anyOf"][0]
     assert (budget["minimum"], budget["maximum"]) == (500, 100_000)
     assert tools["read_section"].input_schema["required"] == ["source"]
@@ -136,9 +136,18 @@ def test_search_docs_gives_the_whole_section_within_the_default_budget() -> None
     assert (request.k, request.source_prefix, request.mode) == (20, "docs/", "joint")
 
 
+def test_search_docs_and_ask_read_the_version_asked() -> None:
+    fake = ToolSynopsis()
+    assert not _run(fake, "search_docs", {"query": "range()", "version": "3.12"}).is_error
+    assert not _run(fake, "ask", {"question": "How do I loop?", "version": "*"}).is_error
+    assert not _run(fake, "search_docs", {"query": "range()"}).is_error
+    assert [request.version for request in fake.requests] == ["3.12", "*", None]
+
+
 @pytest.mark.parametrize(
     ("arguments", "named"),
     [
+        ({"query": "x", "version": "3 12"}, "version"),
         ({"query": "x", "max_tokens": 499}, "max_tokens"),
         ({"query": "x", "max_tokens": "many"}, "max_tokens"),
         ({"query": "   "}, "query"),
@@ -202,7 +211,8 @@ def test_list_sources_filters_by_prefix() -> None:
     listed = _text(_run(fake, "list_sources", {}))
     assert listed == (
         "# Indexed sources: 1\n\n"
-        "- docs/tutorial.md — Tutorial (3 chunks; complete, indexed 2025-01-02T03:04:05+00:00)"
+        "- docs/tutorial.md — Tutorial (3 chunks; complete, version 3.11, "
+        "indexed 2025-01-02T03:04:05+00:00)"
     )
     assert RECORD.source in listed
     assert _text(_run(fake, "list_sources", {"prefix": "https://"})) == (

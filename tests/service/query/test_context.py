@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from collections.abc import Sequence
 
 import pytest
@@ -125,6 +127,16 @@ def test_the_rendering_shows_path_location_summary_and_the_text() -> None:
         "Passage: the whole section (chunk 4)\n\n"
         "Functions are defined with def.\n"
         "</passage>"
+    )
+
+
+def test_the_rendering_says_the_version_and_when_the_chunk_was_indexed() -> None:
+    hit = dataclasses.replace(
+        _hit(4), version="3.11", indexed_at=dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC)
+    )
+    [passage] = build_context("loops", [hit], Sections(), ContextRequest()).passages
+    assert f"Source: {SOURCE}#functions\nVersion: 3.11, indexed 2026-12-01T09:30:00+00:00\n" in (
+        passage.block
     )
 
 

@@ -193,6 +193,19 @@ function sourceLine(hit) {
   return line;
 }
 
+// Its source's version and when its chunk was indexed (neither: an older index).
+function provenanceLine(hit) {
+  const parts = [];
+  if (hit.version) parts.push(`version ${hit.version}`);
+  if (hit.indexed_at) parts.push(`indexed ${indexedAt(hit.indexed_at)}`);
+  return parts.length ? element("div", "provenance", parts.join(" · ")) : null;
+}
+
+// A time of the API (ISO 8601, UTC) as `YYYY-MM-DD HH:MM UTC`.
+function indexedAt(value) {
+  return `${String(value).slice(0, 16).replace("T", " ")} UTC`;
+}
+
 function headerPath(tag, hit) {
   const path = element(tag, "path");
   path.append(inline(hit.headers.join(" › ") || hit.title));
@@ -219,6 +232,8 @@ function hitItem(hit) {
   const item = element("li", "hit");
   item.append(headerPath("div", hit));
   item.append(sourceLine(hit));
+  const provenance = provenanceLine(hit);
+  if (provenance) item.append(provenance);
   if (hit.summary) item.append(summaryLine(hit));
   const content = element("details", "content");
   content.append(element("summary", "", "Original text"));
@@ -414,9 +429,11 @@ async function loadDocuments() {
   }
   const rows = (await response.json()).map((item) => {
     const row = element("tr");
-    for (const value of [item.source, item.title, item.chunks, item.status, item.pending]) {
-      row.append(element("td", "", String(value)));
-    }
+    const cells = [
+      item.source, item.title, item.chunks, item.status, item.pending, item.version || "",
+      indexedAt(item.indexed_at),
+    ];
+    for (const value of cells) row.append(element("td", "", String(value)));
     return row;
   });
   $("documents").tBodies[0].replaceChildren(...rows);
