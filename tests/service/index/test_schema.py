@@ -13,6 +13,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
 from service.connections import connect_weaviate
 from service.errors import StoreError
+from service.index.queries import HybridQuery, SearchFilters
 from service.index.schema import ensure_collection, wait_usable
 from service.index.store import Store
 from service.jobs import JobStore
@@ -156,15 +157,48 @@ def test_an_older_collection_gains_the_newer_properties_before_any_read(
         # As a collection of an older Synopsis: without the properties added since.
         with monkeypatch.context() as patched:
             patched.setattr(store_module, "_ADDED_ORIGINAL_PROPERTIES", ())
+            patched.setattr(store_module, "_ADDED_SUMMARY_PROPERTIES", ())
+            patched.setattr(store_module, "_ADDED_SOURCE_PROPERTIES", ())
             old.ensure_schema(embedding_model="m", dimension=3)
         names = {p.name for p in client.collections.use(old.originals_name).config.get().properties}
         assert "anchor" not in names
+        assert "version" not in names
+        # A chunk that older Synopsis wrote: no version, no group, no time.
+        axis = [1.0, 0.0, 0.0]
+        old_id = client.collections.use(old.originals_name).data.insert(
+            properties={"source": "old.md", "content": "The walrus operator.", "chunk_index": 0},
+            vector={"content": axis, "summary": axis, "context": axis},
+        )
 
         fresh = Store(client, prefix="TestUpgrade")  # a new process
         assert fresh.embedding_info() is not None
+        for name in (old.originals_name, old.summaries_name):
+            names = {p.name for p in client.collections.use(name).config.get().properties}
+            assert {"version", "version_group", "indexed_at"} <= names, name
+        names = {p.name for p in client.collections.use(old.sources_name).config.get().properties}
+        assert {"version", "version_group"} <= names
         names = {p.name for p in client.collections.use(old.originals_name).config.get().properties}
         assert "anchor" in names
         assert fresh.source_chunks("nothing.md", limit=5) == ([], 0)  # asks for the anchor
+
+        # The old chunk reads as no version: searched by default whatever group is
+        # latest, not by a version filter, and its hit says neither version nor time.
+        def found(**filters: Any) -> list[str]:
+            query = HybridQuery(
+                keywords="walrus",
+                vector=axis,
+                alpha=0.5,
+                limit=5,
+                filters=SearchFilters(source="old.md", **filters),
+            )
+            return [match.id for match in fresh.search_originals(query, use=None)]
+
+        assert found() == [str(old_id)]
+        assert found(latest=(("py", "3.11"),)) == [str(old_id)]
+        assert found(version="3.11") == []
+        assert found(version="*") == [str(old_id)]
+        [chunk], _ = fresh.source_chunks("old.md", limit=5)
+        assert (chunk.version, chunk.indexed_at) == ("", None)
     finally:
         Store(client, prefix="TestUpgrade").drop()
         client.close()
