@@ -26,6 +26,7 @@ from service.errors import (
     SourceNotReadyError,
     StoreError,
 )
+from service.index.access import store_errors
 from service.index.records import SourceChunk, SourceRecord, header_path, now
 from service.index.replication import Replication
 from service.index.store import Store
@@ -395,7 +396,8 @@ class Synopsis:
         if self._latest is not None and clock - self._latest[0] < LATEST_RECHECK_SECONDS:
             return dict(self._latest[1])
         registry = self.registered_sources
-        sources = registry.list(pages=False) if registry.exists() else []
+        with store_errors(f"reading the versions of {registry.name}"):
+            sources = registry.list(pages=False) if registry.exists() else []
         latest = latest_versions(
             (source.group, source.version) for source in sources if source.synced_at is not None
         )
