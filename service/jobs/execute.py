@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from loaders import TITLE, LoadOptions
 from loaders.formats import convert
 from service.errors import LoaderError
+from service.index.versions import labelled
 from service.ingest.pipeline import IngestEvent, IngestReport
 from service.jobs.records import JobFile, JobSpec
 
@@ -53,7 +54,7 @@ def run_spec(
         crawl = dataclasses.replace(
             options, crawl_depth=spec.crawl_depth, max_pages=spec.max_pages or options.max_pages
         )
-        report = synopsis.ingest([spec.url], options=crawl, on_event=on_event)
+        report = synopsis.ingest([spec.url], options=crawl, on_event=on_event, version=spec.version)
     else:
         report = IngestReport()
 
@@ -61,7 +62,9 @@ def run_spec(
             report.failed.append(str(error))
             on_event(IngestEvent(stage="error", source=error.source, message=str(error)))
 
-        documents = file_documents(spec.files, options=options, on_error=failed)
+        documents = labelled(
+            file_documents(spec.files, options=options, on_error=failed), version=spec.version
+        )
         report = synopsis.ingest_documents(documents, on_event=on_event, report=report)
     failure = (
         "no source could be loaded (see errors)" if report.failed and not report.sources else ""

@@ -86,10 +86,14 @@ class JobQueue:
         crawl_depth: int,
         max_pages: int,
         job_id: str | None = None,
+        version: str = "",
     ) -> Job:
-        """Queue the ingest of `url` (and its crawl), under `job_id` if one was reserved."""
+        """Queue the ingest of `url` (and its crawl), under `job_id` if one was reserved,
+        its chunks labelled `version` (empty: none)."""
         job_id = job_id or self.reserve(owner)
-        spec = JobSpec(kind="url", url=url, crawl_depth=crawl_depth, max_pages=max_pages)
+        spec = JobSpec(
+            kind="url", url=url, crawl_depth=crawl_depth, max_pages=max_pages, version=version
+        )
         try:
             return self._create(owner, spec, job_id=job_id)
         except BaseException:
@@ -111,10 +115,15 @@ class JobQueue:
             raise
 
     def submit_files(
-        self, owner: str, files: Sequence[NewFile], *, job_id: str | None = None
+        self,
+        owner: str,
+        files: Sequence[NewFile],
+        *,
+        job_id: str | None = None,
+        version: str = "",
     ) -> Job:
         """Keep `files` under the uploads directory and queue their ingest, under `job_id`
-        if one was reserved."""
+        if one was reserved, their chunks labelled `version` (empty: none)."""
         job_id = job_id or self.reserve(owner)
         folder = upload_dir(self.uploads, job_id)
         stored: list[JobFile] = []
@@ -133,7 +142,8 @@ class JobQueue:
                         size=len(item.data),
                     )
                 )
-            return self._create(owner, JobSpec(kind="files", files=tuple(stored)), job_id=job_id)
+            spec = JobSpec(kind="files", files=tuple(stored), version=version)
+            return self._create(owner, spec, job_id=job_id)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             self.release(job_id)

@@ -76,6 +76,7 @@ class JobSpec:
     max_pages: int = 0
     files: tuple[JobFile, ...] = ()
     name: str = ""  # sync: the registered source
+    version: str = ""  # url, files: the version label of every chunk (empty: none)
 
     def to_json(self) -> str:
         """The spec as stored with the job."""
@@ -92,6 +93,7 @@ class JobSpec:
             max_pages=int(raw.get("max_pages", 0)),
             files=tuple(JobFile(**item) for item in raw.get("files", ())),
             name=raw.get("name", ""),
+            version=raw.get("version", ""),
         )
 
     def sources(self) -> list[str]:

@@ -46,6 +46,7 @@ from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryMo
 from service.edges.api.security import caller_id, require_read, require_write
 from service.errors import RequestLimitError
 from service.index.records import SourceChunk, SourceRecord
+from service.index.versions import VERSION_PATTERN
 from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
 from service.query.document_summary import DocumentSummary
@@ -86,7 +87,9 @@ def provide_address_policy(state: State) -> AddressPolicy:
 
 class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A URL to ingest (`url`, optionally `crawl_depth`, `max_pages`), or inline content
-    (`content`, `format`, `source`, optionally `title`). Exactly one of `url`, `content`."""
+    (`content`, `format`, `source`, optionally `title`). Exactly one of `url`, `content`.
+    Either may carry a `version`: the label of every chunk it writes (a multipart upload
+    has none)."""
 
     url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
     crawl_depth: Annotated[int, msgspec.Meta(ge=0)] | None = None
@@ -95,6 +98,7 @@ class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     format: Literal["markdown", "html", "text"] = "markdown"
     source: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
     title: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    version: Annotated[str, msgspec.Meta(pattern=VERSION_PATTERN)] | None = None
 
 
 def _nullable(schema: Schema) -> Schema:
@@ -107,6 +111,13 @@ def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
     common: dict[str, Schema | Reference] = {
         "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
         "title": _nullable(Schema(type=OpenAPIType.STRING, max_length=500)),
+        "version": _nullable(
+            Schema(
+                type=OpenAPIType.STRING,
+                pattern=VERSION_PATTERN,
+                description="The version label of every chunk it writes (null: none).",
+            )
+        ),
     }
     by_url = Schema(
         type=OpenAPIType.OBJECT,
@@ -376,6 +387,7 @@ class DocumentController(Controller):
                 crawl_depth=depth,
                 max_pages=pages,
                 job_id=job_id,
+                version=body.version or "",
             )
             return accepted(job)
         if body.source is None:
@@ -391,7 +403,9 @@ class DocumentController(Controller):
             content_type=FORMATS[body.format],
             title=body.title or "",
         )
-        job = await asyncio.to_thread(job_queue.submit_files, owner, [item], job_id=job_id)
+        job = await asyncio.to_thread(
+            job_queue.submit_files, owner, [item], job_id=job_id, version=body.version or ""
+        )
         return accepted(job)
 
     @get(

@@ -85,6 +85,7 @@ class JobRequestView(msgspec.Struct, kw_only=True):
     max_pages: int | None = None
     files: list[JobFileView] = msgspec.field(default_factory=list)
     name: str | None = None
+    version: str | None = None  # url, files: the version label of their chunks
 
 
 class JobView(msgspec.Struct, kw_only=True):
@@ -114,7 +115,11 @@ class JobView(msgspec.Struct, kw_only=True):
         spec = job.spec
         if spec.kind == "url":
             request = JobRequestView(
-                kind="url", url=spec.url, crawl_depth=spec.crawl_depth, max_pages=spec.max_pages
+                kind="url",
+                url=spec.url,
+                crawl_depth=spec.crawl_depth,
+                max_pages=spec.max_pages,
+                version=spec.version or None,
             )
         elif spec.kind == "sync":
             request = JobRequestView(kind="sync", name=spec.name)
@@ -125,6 +130,7 @@ class JobView(msgspec.Struct, kw_only=True):
                     JobFileView(source=f.source, content_type=f.content_type, size=f.size)
                     for f in spec.files
                 ],
+                version=spec.version or None,
             )
         return cls(
             id=job.id,

@@ -152,6 +152,7 @@ class ScriptedSynopsis:
         *,
         options: object = None,
         on_event: Callable[[IngestEvent], None],
+        version: str = "",
     ) -> IngestReport:
         [url] = sources
         return self.scripts[url](on_event)

@@ -16,8 +16,11 @@ def test_a_spec_round_trips_through_its_stored_json() -> None:
         JobSpec(kind="files", files=files),
         JobSpec(kind="url", url="https://docs.example.org/", crawl_depth=2, max_pages=40),
         JobSpec(kind="sync", name="guide"),
+        JobSpec(kind="url", url="https://docs.example.org/3.12/", version="3.12"),
     ):
         assert JobSpec.from_json(spec.to_json()) == spec
+    # A job stored before specs kept a version has none.
+    assert JobSpec.from_json('{"kind": "url", "url": "https://h/"}').version == ""
     assert JobSpec(kind="files", files=files).sources() == ["guide/a.md", "b.pdf"]
     assert JobSpec(kind="url", url="https://h/").sources() == ["https://h/"]
     assert JobSpec(kind="sync", name="guide").sources() == []
