@@ -68,7 +68,8 @@ def test_expand_section_gives_the_whole_section_within_the_default_budget() -> N
     [hit] = response.json()
     assert hit["content"] == "loops, part 1\n\nfor i in range(3): ...\n\nloops, part 3"
     assert hit["section"] == {"chunk_indexes": [1, 2, 3], "chunks": [1, 2, 3], "complete": True}
-    assert 0 < hit["tokens"] < 100
+    # The passage as rendered: fenced, with its header, location, version line and text.
+    assert 0 < hit["tokens"] < 150
     # The settings' budget, and one candidate per 250 tokens of it.
     assert fake.contexts == [ContextRequest(expand="section", max_tokens=5000)]
     assert [request.k for request in fake.requests] == [20]
