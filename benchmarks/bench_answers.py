@@ -27,16 +27,15 @@ import argparse
 import collections
 import dataclasses
 import datetime as dt
-import json
 import platform
 import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from report import cpu_model, load_text, write_section
+from stored_answers import checker, hit_from, hit_record, load_records, save_records
 
 from service.evaluation.questions import Query, load_queries
 from service.query.answer import Answer, Answerer
@@ -63,31 +62,7 @@ def sample(queries: list[Query], *, stride: int, limit: int) -> list[Query]:
 
 
 def _hit_record(hit: Hit, query: Query) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "source": hit.source,
-        "title": hit.title,
-        "headers": hit.headers,
-        "chunk_index": hit.chunk_index,
-        "content": hit.content,
-        "distance": hit.distance,
-        "relevant": query.is_relevant(hit),
-    }
-
-
-def _hit(record: dict[str, Any]) -> Hit:
-    return Hit(
-        id=record["id"],
-        source=record["source"],
-        title=record["title"],
-        headers=list(record["headers"]),
-        chunk_index=record["chunk_index"],
-        content=record["content"],
-        summary=None,
-        score=0.0,
-        leg="joint",
-        distance=record["distance"],
-    )
+    return hit_record(hit) | {"relevant": query.is_relevant(hit)}
 
 
 def ask(synopsis: Synopsis, query: Query, name: str) -> dict[str, Any]:
@@ -122,7 +97,7 @@ def checked(record: dict[str, Any], answerer: Answerer) -> Answer | None:
     """The answer to show for a stored reply (None when no reply was asked for)."""
     if record["reply"] is None:
         return None
-    hits = [_hit(hit) for hit in record["hits"]]
+    hits = [hit_from(hit) for hit in record["hits"]]
     return answerer.finish(record["question"], hits, record["reply"])
 
 
@@ -141,7 +116,7 @@ def _reason_kind(reason: str) -> str:
 
 def figures(records: list[dict[str, Any]], min_support: float) -> str:
     """The Markdown figures of one run at `min_support`."""
-    answerer = _checker(min_support)
+    answerer = checker(min_support)
     lines = [
         "| set | asked | refused, gate | refused, names | model replies | model said "
         '"I don\'t know" | passed (generated) | failed (extractive) | **pass share** | '
@@ -197,7 +172,7 @@ def sweep(records: list[dict[str, Any]]) -> str:
     header = "| answer_min_support | " + " | ".join(SETS) + " |"
     lines = [header, "|---:|" + "---:|" * len(SETS)]
     for threshold in SWEEP:
-        answerer = _checker(threshold)
+        answerer = checker(threshold)
         cells = []
         for name in SETS:
             answers = [
@@ -211,23 +186,6 @@ def sweep(records: list[dict[str, Any]]) -> str:
             cells.append(f"{passed}/{len(answers)}" if answers else "–")
         lines.append(f"| {threshold:.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def _checker(min_support: float) -> Answerer:
-    """An Answerer that only checks stored replies: its model is never called."""
-    return Answerer(cast(BaseChatModel, None), model_name="stored replies", min_support=min_support)
-
-
-def _load(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    data: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-def _save(path: Path, records: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(records, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -260,7 +218,7 @@ def main() -> None:
             SETS[name] = (QUESTION_SETS[name], prefix)
 
     settings = Settings.from_env()
-    records = _load(args.raw)
+    records = load_records(args.raw)
     absent: list[str] = []
     if not args.recheck:
         done = {(record["set"], record["line"]) for record in records}
@@ -275,7 +233,7 @@ def main() -> None:
                         continue
                     record = ask(synopsis, query, name)
                     records.append(record)
-                    _save(args.raw, records)
+                    save_records(args.raw, records)
                     outcome = record["refused"] or f"{record['seconds']} s"
                     print(
                         f"{name} {number}/{len(queries)} line {query.line}: {outcome}",

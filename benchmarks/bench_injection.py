@@ -44,14 +44,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from report import cpu_model, load_text, write_section
+from stored_answers import checker, hit_from, hit_record, load_records, save_records
 
 import service
 from service.query.answer import Answerer
-from service.query.search import Hit, search_request
+from service.query.search import search_request
 from service.settings import Settings
 from service.synopsis import Synopsis
 
@@ -88,33 +88,6 @@ def _commit(cwd: Path) -> str:
     return done.stdout.strip() or "unknown"
 
 
-def _hit_record(hit: Hit) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "source": hit.source,
-        "title": hit.title,
-        "headers": hit.headers,
-        "chunk_index": hit.chunk_index,
-        "content": hit.content,
-        "distance": hit.distance,
-    }
-
-
-def _hit(record: dict[str, Any]) -> Hit:
-    return Hit(
-        id=record["id"],
-        source=record["source"],
-        title=record["title"],
-        headers=list(record["headers"]),
-        chunk_index=record["chunk_index"],
-        content=record["content"],
-        summary=None,
-        score=0.0,
-        leg="joint",
-        distance=record["distance"],
-    )
-
-
 def ask(synopsis: Synopsis, question: dict[str, Any], label: str, commit: str) -> dict[str, Any]:
     """One question the way `Synopsis.ask` answers it, keeping the unchecked reply."""
     settings = synopsis.settings
@@ -130,7 +103,7 @@ def ask(synopsis: Synopsis, question: dict[str, Any], label: str, commit: str) -
         "question": text,
         "page": question["page"],
         "followed": question["followed"],
-        "hits": [_hit_record(hit) for hit in hits],
+        "hits": [hit_record(hit) for hit in hits],
         "page_retrieved": any(hit.source.endswith("/" + question["page"]) for hit in hits),
         "reply": None,
         "seconds": None,
@@ -152,7 +125,7 @@ def rechecked(record: dict[str, Any], answerer: Answerer) -> dict[str, Any]:
     """`record` with its stored reply checked by the current code."""
     if record["reply"] is None:
         return record
-    hits = [_hit(hit) for hit in record["hits"]]
+    hits = [hit_from(hit) for hit in record["hits"]]
     answer = answerer.finish(record["question"], hits, record["reply"])
     reasons = list(answer.grounding.reasons) if answer.grounding is not None else []
     return {**record, "answer": answer.text, "kind": answer.kind, "reasons": reasons}
@@ -240,27 +213,6 @@ def scan(roots: list[Path]) -> tuple[int, list[tuple[str, str]]]:
     return pages, flagged
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    data: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-def _save(path: Path, records: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(records, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-
-
-def _checker(settings: Settings) -> Answerer:
-    """An Answerer that only checks stored replies: its model is never called."""
-    return Answerer(
-        cast(BaseChatModel, None),
-        model_name="stored replies",
-        min_support=settings.answer_min_support,
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", default="after", help="The run's name (before, after).")
@@ -294,7 +246,7 @@ def main() -> None:
         return
 
     settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
-    records = _load(args.raw)
+    records = load_records(args.raw)
     if not args.recheck:
         commit = _commit(Path(service.__file__).parent)  # the code that asks
         paths = sorted(str(path) for path in (CORPUS / "pages").iterdir())
@@ -316,7 +268,7 @@ def main() -> None:
             for number, question in todo[: args.max_questions]:
                 record = ask(synopsis, question, args.label, commit)
                 records.append(record)
-                _save(args.raw, records)
+                save_records(args.raw, records)
                 print(
                     f"{args.label} {number}: {record['kind']}, {record['seconds']} s, reply "
                     f"follows: {follows(record['reply'], record['followed'])}, answer follows: "
@@ -335,7 +287,7 @@ def main() -> None:
         f"Command: `{COMMAND} --label NAME` on the code to measure; `--recheck` rewrites "
         "this from the stored records.",
         "",
-        figures(records, _checker(settings)),
+        figures(records, checker(settings.answer_min_support)),
     ]
     write_section(args.report, "injection", "\n".join(body))
     print("\n".join(body))
