@@ -168,6 +168,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "summary_min_shared_terms",
         "summary_max_invented_claims",
         "summary_max_unsupported_share",
+        "summary_strict_retry",
         "summary_retry_floor",
     ),
     "URL sources": ("crawl_depth", "max_pages", "fetch_allow", "fetch_deadline"),
@@ -381,8 +382,8 @@ class Settings:
     )
     summary_guard: bool = setting(
         True,
-        "Check every summary (docs/summary-quality.md): retry a flagged one with a stricter "
-        "prompt, then store an extractive one.",
+        "Check every summary (docs/summary-quality.md): store an extractive one in place of "
+        "a flagged one.",
     )
     summary_min_words: int = setting(4, "Guard: a summary of fewer words is `empty`.")
     summary_max_words: int = setting(100, "Guard: a summary of more words is `too_long`.")
@@ -405,9 +406,16 @@ class Settings:
         "Guard (`invented`): the most of a summary's content words its chunk may lack; "
         "0: not checked.",
     )
+    summary_strict_retry: bool = setting(
+        False,
+        "Guard: write a flagged summary again with a stricter prompt before storing the "
+        "extractive one. Off: on the labeled sample the retries that passed were invented "
+        "far more often than the first attempts that passed (docs/summary-quality.md).",
+    )
     summary_retry_floor: float = setting(
         0.1,
-        "Guard: when fewer than this share of the last 50 strict retries passed, a flagged "
+        "Guard, with the strict retry on: when fewer than this share of the last 50 strict "
+        "retries passed, a flagged "
         "summary gets the extractive one without a retry (every 10th still retries, to "
         "keep measuring); 0: always retry.",
     )

@@ -123,6 +123,7 @@ class Synopsis:
                 guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
                 prompt_version=settings.summary_prompt_version,
                 slow_seconds=settings.summary_slow_seconds,
+                strict_retry=settings.summary_strict_retry,
                 retry_floor=settings.summary_retry_floor,
             )
         return self._summarizer

@@ -5,8 +5,8 @@ first lines, repeat a sentence, echo the prompt's scaffolding ("Header 3: …"),
 something else entirely, or state what the chunk does not say (`detect_invented`, with
 service/ingest/faithfulness.py). Each detector below is a small function that returns
 a reason (a short, stable name stored with the summary) or None; `validate_summary`
-runs them all. `extractive_summary` builds the fallback stored when a summary stays
-flagged after one stricter retry: header path + lead sentence(s) + identifiers.
+runs them all. `extractive_summary` builds the fallback stored for a flagged summary:
+header path + lead sentence(s) + identifiers.
 
 Every detector takes the chunk *as the model saw it* (`clean_for_prompt`), so link
 targets and HTML do not count as text.

@@ -7,8 +7,8 @@ bound, each with a timeout, retried with backoff on transient errors; a chunk th
 keeps failing raises a `ModelError` that names it.
 
 With a guard (`QualityThresholds`), every summary is validated
-(`service.ingest.quality`): a flagged one is retried once with a stricter prompt,
-and if that is flagged too an extractive summary is used. The result records which
+(`service.ingest.quality`): a flagged one is replaced by an extractive summary (with
+`strict_retry`, it is first written once more with a stricter prompt). The result records which
 (`SummaryResult.kind`) and why (`SummaryResult.reason`).
 """
 
@@ -267,6 +267,7 @@ class Summarizer:
         guard: QualityThresholds | None = None,
         prompt_version: str = PROMPT_VERSION,
         slow_seconds: float = 60.0,
+        strict_retry: bool = False,
         retry_floor: float = 0.0,
     ) -> None:
         if prompt_version not in PROMPTS:
@@ -297,7 +298,9 @@ class Summarizer:
         self.flagged: dict[str, int] = {}
         self.retries_passed = 0
         self.fallbacks = 0
-        # Whether each of the last strict retries passed (`service.ingest.retry_rate`).
+        # Whether a flagged summary is written again with the stricter prompt, and whether
+        # each of the last strict retries passed (`service.ingest.retry_rate`).
+        self.strict_retry = strict_retry
         self.retry_rate = RetryRate(floor=retry_floor)
         self.retries_skipped = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -415,7 +418,7 @@ class Summarizer:
             return SummaryResult(text=text)
         for reason in reasons:
             self.flagged[reason] = self.flagged.get(reason, 0) + 1
-        if not self.retry_rate.worth_a_retry():
+        if not self.strict_retry or not self.retry_rate.worth_a_retry():
             self.retries_skipped += 1
             self.fallbacks += 1
             return SummaryResult(

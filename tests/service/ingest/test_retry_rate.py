@@ -64,6 +64,7 @@ def test_the_summarizer_stops_paying_for_retries_that_do_not_pass() -> None:
         FakeListChatModel(responses=[INVENTED] * (2 * flagged)),
         model_name="fake",
         guard=QualityThresholds(),
+        strict_retry=True,
         retry_floor=0.1,
     )
 

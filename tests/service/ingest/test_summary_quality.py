@@ -371,8 +371,22 @@ PASS_REQUEST = SummaryRequest(headers=PASS_HEADERS, content=PASS_CHUNK, label="p
 
 
 def _guarded(responses: list[str]) -> tuple[Summarizer, FakeListChatModel]:
+    """A guarded summarizer with the strict retry on (off by default, tested below)."""
     model = FakeListChatModel(responses=responses)
-    return Summarizer(model, model_name="fake", guard=DEFAULTS), model
+    return Summarizer(model, model_name="fake", guard=DEFAULTS, strict_retry=True), model
+
+
+def test_by_default_a_flagged_summary_gets_the_extractive_one_without_a_second_call() -> None:
+    summarizer = Summarizer(
+        FakeListChatModel(responses=[DRIFT, GOOD_PASS]), model_name="fake", guard=DEFAULTS
+    )
+    result = _run(summarizer.asummarize_checked(PASS_REQUEST))
+    assert result == SummaryResult(
+        text=extractive_summary(clean_for_prompt(PASS_CHUNK), PASS_HEADERS),
+        kind="extractive",
+        reason="drift,invented",
+    )
+    assert (summarizer.calls, summarizer.retries_passed, summarizer.retries_skipped) == (1, 0, 1)
 
 
 def test_a_good_summary_is_accepted_at_once() -> None:
