@@ -73,7 +73,8 @@ Convert = Callable[..., object]
 
 
 def baseline_module(rev: str) -> ModuleType:
-    """`loaders/html.py` as it was at `rev`, imported as `baseline_html`."""
+    """`loaders/html.py` as it was at `rev` (a revision before it became the package
+    `loaders/html/`), imported as `baseline_html`."""
     source = subprocess.run(
         ["git", "show", f"{rev}:loaders/html.py"],
         cwd=ROOT,
