@@ -34,6 +34,8 @@ class _Converter(MarkdownConverter):
     `process_tag` is markdownify 1.2's, except that "inside a `<pre>`" is read from the
     parent tags it already passes down instead of `node.find_parent("pre")`, which cost a
     quarter of the conversion time. (Our code blocks are placeholders by then anyway.)
+    tests/loaders/test_html_convert.py checks that it converts every fixture page as
+    markdownify's own converter does, so a markdownify that changes the method is noticed.
     """
 
     def process_tag(self, node: Tag, parent_tags: set[str] | None = None) -> str:
