@@ -80,7 +80,9 @@ def create_app(
     api_keys = load_api_keys(resolved)
     check_bind(resolved.api_host, api_keys, resolved)
     # The MCP tools at /mcp, over the same `Synopsis` as every route (`service.edges.mcp`).
-    mcp = McpEndpoint(lambda: app.state.synopsis, resolved)
+    mcp = McpEndpoint(
+        lambda: app.state.synopsis, resolved, llm_work=lambda: provide_llm_work(app.state)
+    )
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:

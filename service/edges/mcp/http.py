@@ -5,6 +5,10 @@ things: the route (a Litestar ASGI handler at `/mcp` behind `require_read`, so a
 suffices and a request without a valid key is the API's 401) and the lifespan that runs
 the SDK's session manager while the app serves.
 
+`ask`'s model call runs on the app's `LlmWork` (`app.state.llm_work`, as POST /ask's) as
+a call of the key the /mcp request presents: the route puts its `caller_id` in a context
+variable that the SDK's tasks for the request inherit.
+
 The transport is stateless with JSON responses: each request is complete in itself, so
 any worker or replica behind a load balancer can answer it (no session to pin), as with
 the REST API.
@@ -22,17 +26,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
 from litestar import asgi
+from litestar.connection import ASGIConnection
 from litestar.handlers import ASGIRouteHandler
 from litestar.types import Receive, Scope, Send
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from service.edges.api.security import require_read
+from service.edges.api.llm_work import LlmWork
+from service.edges.api.security import caller_id, require_read
 from service.edges.mcp.server import build_server
 from service.settings import Settings
 from service.synopsis import Synopsis
@@ -41,6 +48,14 @@ from splitters.encoding import cl100k_base
 __all__ = ["MCP_PATH", "McpEndpoint", "transport_security"]
 
 MCP_PATH = "/mcp"
+
+#: The caller of the /mcp request being served (set by its route, read by `ask`).
+_CALLER: ContextVar[str] = ContextVar("synopsis_mcp_caller")
+
+
+def _current_caller() -> str:
+    # Every tool call comes through the route, which sets it; a call without it is a bug.
+    return _CALLER.get()
 
 
 def transport_security() -> TransportSecuritySettings:
@@ -53,8 +68,16 @@ def transport_security() -> TransportSecuritySettings:
 class McpEndpoint:
     """The MCP server of one app: its route and its lifespan."""
 
-    def __init__(self, synopsis: Callable[[], Synopsis], settings: Settings) -> None:
-        self.server: MCPServer[Any] = build_server(synopsis)
+    def __init__(
+        self,
+        synopsis: Callable[[], Synopsis],
+        settings: Settings,
+        *,
+        llm_work: Callable[[], LlmWork],
+    ) -> None:
+        self.server: MCPServer[Any] = build_server(
+            synopsis, llm_work=llm_work, caller=_current_caller
+        )
         self.settings = settings
         self.sessions: StreamableHTTPSessionManager = self._session_manager()
 
@@ -85,6 +108,12 @@ class McpEndpoint:
 
         @asgi(MCP_PATH, guards=[require_read], copy_scope=True)
         async def mcp(scope: Scope, receive: Receive, send: Send) -> None:
-            await endpoint.sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
+            # The guard has resolved the caller; its id reaches `ask` through the context
+            # that the SDK's tasks for this request copy.
+            token = _CALLER.set(caller_id(ASGIConnection(scope, receive, send)))
+            try:
+                await endpoint.sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
+            finally:
+                _CALLER.reset(token)
 
         return mcp

@@ -1,8 +1,9 @@
 """The MCP server of Synopsis: its tools on the official SDK's `MCPServer`.
 
-`build_server(synopsis)` registers the tools of `service.edges.mcp.tools`, each annotated
-read-only, with JSON schemas made by the SDK from their signatures and descriptions
-written for a model. The same server runs over Streamable HTTP inside the API
+`build_server(synopsis, llm_work=…, caller=…)` registers the tools of
+`service.edges.mcp.tools`, each annotated read-only, with JSON schemas made by the SDK
+from their signatures and descriptions written for a model; `ask`'s model call runs on
+`llm_work()` as a call of `caller()`. The same server runs over Streamable HTTP inside the API
 (`service.edges.mcp.http`) and over stdio (`service.edges.mcp.stdio`).
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
+from service.edges.api.llm_work import LlmWork
 from service.edges.mcp.tools import SynopsisTools
 from service.synopsis import Synopsis
 
@@ -43,9 +45,15 @@ _TITLES = {
 TOOL_NAMES = tuple(_TITLES)
 
 
-def build_server(synopsis: Callable[[], Synopsis]) -> MCPServer[Any]:
+def build_server(
+    synopsis: Callable[[], Synopsis],
+    *,
+    llm_work: Callable[[], LlmWork],
+    caller: Callable[[], str],
+) -> MCPServer[Any]:
     """An `MCPServer` with Synopsis's tools over the `Synopsis` that `synopsis()` returns
-    when a tool is called."""
+    when a tool is called; `ask` runs its model call on `llm_work()` as a call of
+    `caller()` (the API app's executor and the request's key, or the process's own)."""
     server = _quietly(
         lambda: MCPServer(
             name="synopsis",
@@ -54,7 +62,7 @@ def build_server(synopsis: Callable[[], Synopsis]) -> MCPServer[Any]:
             instructions=INSTRUCTIONS,
         )
     )
-    tools = SynopsisTools(synopsis)
+    tools = SynopsisTools(synopsis, llm_work=llm_work, caller=caller)
     for name, title in _TITLES.items():
         server.add_tool(
             getattr(tools, name),

@@ -8,6 +8,14 @@ is POST /search with `expand: section` and a token budget (`service.query.contex
 are Markdown written for a model to read (the JSON of POST /ask for `ask`). Everything is
 read-only.
 
+`ask`'s model call runs where POST /ask's does: on the `LlmWork` executor the tools are
+given (the API app's own, inside `synopsis serve`), as a call of the caller the tools are
+told (the key the /mcp request presents), so an MCP client shares a key's
+`SYNOPSIS_API_LLM_PER_KEY` calls and the app's `SYNOPSIS_API_LLM_WORKERS` slots with
+REST, and a slow answer never holds a thread of the default executor that searches and
+listings run on. One call past the key's share is a tool error saying so (POST /ask's
+429).
+
 Errors are tool errors (`is_error` results the model reads and can correct), never
 protocol failures: arguments the JSON schema refuses are named by the SDK's validation,
 and a `SynopsisError` keeps the message the REST API gives as `detail` (a limit names
@@ -29,6 +37,7 @@ from pydantic import Field
 
 from service.edges.api.exceptions import dependency_of
 from service.edges.api.limits import check_answer_limits, check_search_limits
+from service.edges.api.llm_work import LlmWork
 from service.edges.api.metrics import record_answer
 from service.edges.api.schemas import NOT_ONLY_SPACE, AskRequestBody, AskResponse
 from service.errors import SynopsisError
@@ -103,10 +112,19 @@ Source = Annotated[
 
 class SynopsisTools:
     """The tools over the `Synopsis` that `synopsis` returns when called (the app's, or
-    the one `synopsis mcp` opened)."""
+    the one `synopsis mcp` opened); `ask` runs its model call on `llm_work()` as a call of
+    `caller()` (the module docstring)."""
 
-    def __init__(self, synopsis: Callable[[], Synopsis]) -> None:
+    def __init__(
+        self,
+        synopsis: Callable[[], Synopsis],
+        *,
+        llm_work: Callable[[], LlmWork],
+        caller: Callable[[], str],
+    ) -> None:
         self._synopsis = synopsis
+        self._llm_work = llm_work
+        self._caller = caller
 
     async def search_docs(
         self,
@@ -237,13 +255,15 @@ class SynopsisTools:
         synopsis = self._synopsis()
         body = AskRequestBody(question=question, version=version)
 
-        def answer() -> AskResponse:
+        async def answer() -> AskResponse:
             check_answer_limits(question, None, synopsis.settings)
-            found = synopsis.ask(question, body.to_request(synopsis.settings))
+            request = body.to_request(synopsis.settings)
+            # As POST /ask: the model's executor, the caller's share (or its refusal).
+            found = await self._llm_work().run(self._caller(), synopsis.ask, question, request)
             record_answer(found)
             return AskResponse.from_answer(found)
 
-        response = await _answering(asyncio.to_thread(answer))
+        response = await _answering(answer())
         return CallToolResult(
             content=[TextContent(type="text", text=msgspec.json.encode(response).decode())],
             structured_content=msgspec.to_builtins(response),

@@ -4,7 +4,9 @@ Hosts and Origins it serves, and the SDK's Streamable HTTP client through it (th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -18,6 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from service.edges.api import create_app
 from service.edges.mcp import TOOL_NAMES
+from service.query.answer import Answer
+from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.service.edges.test_api import _ollama, _ollama_ok
@@ -161,3 +165,77 @@ def test_mcp_serves_the_hosts_and_origins_the_api_serves(
             response = client.post("/mcp", json=INITIALIZE, headers=headers)
             assert response.status_code == status, (host, origin, response.text)
             assert response.headers["content-type"].startswith("application/json")
+
+
+class SlowToolSynopsis(ToolSynopsis):
+    """A core whose first answer waits for `release` (later ones do not: a call that should
+    have been refused returns, and the test fails rather than hangs), noting the thread
+    each answer ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.threads: list[str] = []
+
+    def ask(self, question: str, request: SearchRequest | None = None) -> Answer:
+        self.threads.append(threading.current_thread().name)
+        if len(self.threads) == 1:
+            assert self.release.wait(timeout=60), "the test never released the model"
+        return super().ask(question, request)
+
+
+async def _until(predicate: Callable[[], bool], what: str) -> None:
+    with anyio.fail_after(20, shield=False):
+        while not predicate():
+            await anyio.sleep(0.01)
+    assert predicate(), what
+
+
+def test_mcp_ask_runs_on_the_model_executor_within_the_keys_share_of_post_ask() -> None:
+    # The MCP `ask` is POST /ask's model call: on the app's model threads, counted in the
+    # key's SYNOPSIS_API_LLM_PER_KEY with its REST calls, never on the default executor.
+    fake = SlowToolSynopsis()
+    fake.settings = Settings(
+        api_read_keys=f"{READ_KEY},{WRITE_KEY}", api_llm_workers=2, api_llm_per_key=1
+    )
+    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    question = {"question": "How do I loop?"}
+
+    async def run() -> None:
+        async with (
+            AsyncTestClient(app),  # runs the lifespan (the model executor, the sessions)
+            httpx2.AsyncClient(
+                transport=httpx2.ASGITransport(app=app),  # type: ignore[arg-type]
+                base_url="http://127.0.0.1:8000",
+                headers={"Authorization": f"Bearer {READ_KEY}"},
+            ) as http,
+            streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http) as (r, w),
+            ClientSession(r, w) as session,
+        ):
+            await session.initialize()
+            async with anyio.create_task_group() as tasks:
+                first: list[Any] = []
+
+                async def ask_first() -> None:
+                    first.append(await session.call_tool("ask", question))
+
+                tasks.start_soon(ask_first)
+                try:
+                    await _until(lambda: len(fake.threads) == 1, "the MCP ask to reach the model")
+                    # The key's one call is taken: REST and MCP alike are refused at once.
+                    rest = await http.post("/ask", json=question)
+                    again = await session.call_tool("ask", question)
+                finally:
+                    fake.release.set()
+            assert rest.status_code == 429, rest.text
+            assert "SYNOPSIS_API_LLM_PER_KEY" in rest.json()["detail"]
+            assert again.is_error
+            assert "SYNOPSIS_API_LLM_PER_KEY" in again.content[0].text
+            [answered] = first
+            assert not answered.is_error, answered.content
+            assert json.loads(answered.content[0].text)["kind"] == "generated"
+
+    anyio.run(run)
+    # The refused calls never reached the model; the one answer ran on a model thread.
+    assert len(fake.threads) == 1, fake.threads
+    assert fake.threads[0].startswith("synopsis-llm"), fake.threads

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar, cast
 
 import anyio
@@ -16,7 +17,9 @@ import weaviate.exceptions
 from mcp import Client
 from mcp.types import CallToolResult
 
+from service.edges.api.llm_work import LlmWork
 from service.edges.api.schemas import AskResponse
+from service.edges.api.security import ANONYMOUS
 from service.edges.mcp import INSTRUCTIONS, TOOL_NAMES, build_server
 from service.errors import SourceNotFoundError
 from service.index.records import SourceChunk, header_path
@@ -79,9 +82,24 @@ class ToolSynopsis(FakeSynopsis):
         )
 
 
+@asynccontextmanager
+async def _client(synopsis: FakeSynopsis) -> AsyncIterator[Client]:
+    """The SDK's in-process client of a server over `synopsis`, with a model executor of
+    its settings' limits for `ask` (closed after)."""
+    llm_work = LlmWork.for_settings(synopsis.settings)
+    server = build_server(
+        lambda: cast(Synopsis, synopsis), llm_work=lambda: llm_work, caller=lambda: ANONYMOUS
+    )
+    try:
+        async with Client(server) as client:
+            yield client
+    finally:
+        llm_work.close()
+
+
 def _run(synopsis: FakeSynopsis, name: str, arguments: dict[str, Any]) -> CallToolResult:
     async def call() -> CallToolResult:
-        async with Client(build_server(lambda: cast(Synopsis, synopsis))) as client:
+        async with _client(synopsis) as client:
             return await client.call_tool(name, arguments)
 
     return anyio.run(call)
@@ -95,7 +113,7 @@ def _text(result: CallToolResult) -> str:
 
 def test_the_tools_are_listed_read_only_with_schemas_and_descriptions() -> None:
     async def listing() -> tuple[Any, str | None]:
-        async with Client(build_server(lambda: cast(Synopsis, ToolSynopsis()))) as client:
+        async with _client(ToolSynopsis()) as client:
             return await client.list_tools(), client.instructions
 
     listed, instructions = anyio.run(listing)
