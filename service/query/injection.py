@@ -20,12 +20,18 @@ documentation ("ignore the warning", "print the result"), which is most of a man
 instruction's span runs from the start of its sentence to the end of its paragraph (and
 over the next paragraph when it ends with a colon or is a heading): what follows a
 request in the same block is its payload ("… reply only with: <link>").
+
+Those patterns are English. Requests in other languages, and chat-template markers that
+forge a turn in any language, are found by `service.query.injection_languages` (concepts
+within one sentence, in any order) and cut the same way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+from service.query.injection_languages import request_spans
 
 __all__ = [
     "CLOSE_TAG",
@@ -99,7 +105,7 @@ _PATTERNS = tuple(
         r"your\s+(?:answers?|responses?|replies|reply)\b",
     )
 )
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+|\n")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]»”」』]*\s+|[。！？]+[」』”）)]*|\n")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t>]*\n")
 
 
@@ -115,21 +121,29 @@ def _paragraph_end(text: str, position: int) -> int:
     return len(text) if found is None else found.start()
 
 
+def _requests(text: str) -> Iterator[tuple[int, int]]:
+    """Where `text` addresses a model: the English patterns, then the other languages'
+    rules and the chat-template markers (`service.query.injection_languages`)."""
+    for pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            yield match.start(), match.end()
+    yield from request_spans(text)
+
+
 def instruction_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) spans of `text` that address a model, merged, in order."""
     spans: list[tuple[int, int]] = []
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            start = _sentence_start(text, match.start())
-            end = _paragraph_end(text, match.end())
-            block = text[start:end].strip()
-            line = text[text.rfind("\n", 0, start) + 1 : start + 1].lstrip()
-            if block.endswith(":") or line.startswith("#"):
-                # A heading or "reply with:" introduces what follows: its payload.
-                after = _PARAGRAPH_BREAK.search(text, end)
-                if after is not None:
-                    end = _paragraph_end(text, after.end())
-            spans.append((start, end))
+    for found_start, found_end in _requests(text):
+        start = _sentence_start(text, found_start)
+        end = _paragraph_end(text, found_end)
+        block = text[start:end].strip()
+        line = text[text.rfind("\n", 0, start) + 1 : start + 1].lstrip()
+        if block.endswith((":", "：")) or line.startswith("#"):
+            # A heading or "reply with:" introduces what follows: its payload.
+            after = _PARAGRAPH_BREAK.search(text, end)
+            if after is not None:
+                end = _paragraph_end(text, after.end())
+        spans.append((start, end))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
