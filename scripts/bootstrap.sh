@@ -25,7 +25,9 @@ if ! command -v uv >/dev/null; then
 fi
 
 echo "==> installing Python dependencies (uv.lock)"
-uv sync --frozen --quiet
+# With their bytecode: where PYTHONDONTWRITEBYTECODE is set, Python would otherwise compile
+# every module from source in every process (each pytest worker: seconds).
+uv sync --frozen --quiet --compile-bytecode
 
 echo "==> building or finding the local stack (cached by version)"
 uv run synopsis stack build
