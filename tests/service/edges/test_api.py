@@ -38,6 +38,7 @@ from service.query.search import Hit, SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.conftest import cheap_model_settings
+from tests.service.edges.apps import client_over
 from tests.service.query.chat_models import ScriptedStreamModel
 from tests.service.serving import IN_PROCESS_URL
 from tests.service.sources.memory import MemoryRegistry
@@ -253,8 +254,8 @@ def fake() -> FakeSynopsis:
 
 
 def _client(fake: FakeSynopsis, ollama: httpx.AsyncClient | None = None) -> TestClient[Any]:
-    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=ollama or _ollama(_ollama_ok))
-    return TestClient(app, base_url=IN_PROCESS_URL)
+    # The app for the fake's settings, built once (tests/service/edges/apps.py).
+    return client_over(fake, ollama or _ollama(_ollama_ok))
 
 
 @pytest.fixture

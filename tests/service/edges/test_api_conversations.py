@@ -3,15 +3,13 @@ follow-up), read back, scoping to the key, the bounded history, delete, and bad 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from litestar.testing import TestClient
 
-from service.edges.api import create_app
 from service.settings import Settings
-from service.synopsis import Synopsis
+from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
-from tests.service.serving import IN_PROCESS_URL
 
 KEYED = Settings(api_read_keys="conv-key-a, conv-key-b")
 A = {"Authorization": "Bearer conv-key-a"}
@@ -19,8 +17,8 @@ B = {"Authorization": "Bearer conv-key-b"}
 
 
 def _client(fake: FakeSynopsis) -> TestClient[Any]:
-    app = create_app(KEYED, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app, base_url=IN_PROCESS_URL)
+    # The app for these settings, built once (tests/service/edges/apps.py).
+    return client_over(fake, _ollama(_ollama_ok), settings=KEYED)
 
 
 def test_a_conversation_keeps_its_turns_and_follow_ups_are_rewritten() -> None:

@@ -5,17 +5,16 @@ served as before."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import pytest
 from litestar.testing import TestClient
 
-from service.edges.api import create_app
 from service.edges.api.crosssite import allowed_hosts, host_allowed
 from service.errors import ConfigurationError
 from service.settings import Settings
-from service.synopsis import Synopsis
+from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
 from tests.service.edges.test_api_security import ROUTES
 
@@ -28,8 +27,8 @@ def _client(settings: Settings | None = None, fake: FakeSynopsis | None = None) 
     fake = fake or FakeSynopsis()
     if settings is not None:
         fake.settings = settings
-    app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app, base_url=LOCAL)
+    # The app for these settings, built once (tests/service/edges/apps.py).
+    return client_over(fake, _ollama(_ollama_ok), base_url=LOCAL)
 
 
 def _refused(response: httpx.Response, status: int, error: str) -> dict[str, Any]:

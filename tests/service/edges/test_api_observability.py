@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import ollama
@@ -19,15 +19,14 @@ import weaviate.exceptions
 from litestar.testing import TestClient
 from prometheus_client import REGISTRY
 
-from service.edges.api import create_app, metrics
+from service.edges.api import metrics
 from service.edges.api.metrics import record_ingest, record_sync, reset_multiprocess_dir
 from service.edges.api.request_ids import REQUEST_ID_HEADER
 from service.errors import StoreError
 from service.ingest.pipeline import IngestReport
 from service.sources import SyncReport
-from service.synopsis import Synopsis
+from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
-from tests.service.serving import IN_PROCESS_URL
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -35,8 +34,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{32}")
 def _client(fake: FakeSynopsis | None = None, **settings: Any) -> TestClient[Any]:
     fake = fake or FakeSynopsis()
     fake.settings = dataclasses.replace(fake.settings, **settings)
-    app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app, base_url=IN_PROCESS_URL)
+    return client_over(fake, _ollama(_ollama_ok))  # the app for these settings, built once
 
 
 def _failing(fake: FakeSynopsis, error: Exception) -> FakeSynopsis:

@@ -8,16 +8,14 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.edges.api import create_app
 from service.sources import PageState, RegisteredSource, SyncReport
-from service.synopsis import Synopsis
+from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
-from tests.service.serving import IN_PROCESS_URL
 
 # A literal public address: the address policy passes it without resolving a name.
 SITEMAP = "https://93.184.216.34/docs/sitemap.xml"
@@ -25,8 +23,7 @@ SITEMAP = "https://93.184.216.34/docs/sitemap.xml"
 
 def _client(fake: FakeSynopsis, **settings: Any) -> TestClient[Any]:
     fake.settings = dataclasses.replace(fake.settings, **settings)
-    app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app, base_url=IN_PROCESS_URL)
+    return client_over(fake, _ollama(_ollama_ok))  # the app for these settings, built once
 
 
 @pytest.fixture

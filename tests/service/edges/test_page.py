@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.edges.api import create_app
 from service.edges.api.page import PAGE_HEADERS
 from service.settings import Settings
-from service.synopsis import Synopsis
+from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
-from tests.service.serving import IN_PROCESS_URL
 
 WEB = Path(__file__).parents[3] / "service" / "edges" / "api" / "web"
 KEYED = Settings(api_read_keys="page-read-key", api_write_keys="page-write-key")
@@ -23,8 +21,8 @@ KEYED = Settings(api_read_keys="page-read-key", api_write_keys="page-write-key")
 
 def _client() -> TestClient[Any]:
     fake = FakeSynopsis()
-    app = create_app(KEYED, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
-    return TestClient(app, base_url=IN_PROCESS_URL)
+    # The app for these settings, built once (tests/service/edges/apps.py).
+    return client_over(fake, _ollama(_ollama_ok), settings=KEYED)
 
 
 @pytest.mark.parametrize(
