@@ -464,7 +464,9 @@ def test_synopsis_healthcheck_fails_unless_health_is_200(
             pass
 
     with http.server.HTTPServer(("127.0.0.1", 0), Handler) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         thread.start()
         try:
             probe = code.replace(f":{port}/", f":{server.server_port}/")

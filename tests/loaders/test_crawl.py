@@ -59,7 +59,9 @@ def site(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "docs" / "logo.png").write_bytes(b"\x89PNG")
     handler = functools.partial(_Handler, directory=str(tmp_path))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

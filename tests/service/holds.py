@@ -144,7 +144,10 @@ class OllamaGate:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="ollama-gate", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="ollama-gate",
+            daemon=True,
         )
         self._thread.start()
 

@@ -35,7 +35,9 @@ def upstream() -> Iterator[tuple[str, list[bytes]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}", seen
     finally:

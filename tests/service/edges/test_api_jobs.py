@@ -175,7 +175,9 @@ def test_inline_content_and_a_url_are_ingested_and_a_refused_url_is_never_queued
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     url = f"http://127.0.0.1:{server.server_port}/interactive.html"
     try:
         with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
