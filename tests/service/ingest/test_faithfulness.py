@@ -280,7 +280,10 @@ RANGE_REQUEST = SummaryRequest(headers=RANGE_HEADERS, content=RANGE_CHUNK, label
 
 def test_an_invented_summary_is_retried_and_the_faithful_retry_kept() -> None:
     summarizer = Summarizer(
-        FakeListChatModel(responses=[XRANGE, GOOD_RANGE]), model_name="fake", guard=DEFAULTS
+        FakeListChatModel(responses=[XRANGE, GOOD_RANGE]),
+        model_name="fake",
+        guard=DEFAULTS,
+        strict_retry=True,  # off by default since 2ed8f06
     )
     result = asyncio.run(summarizer.asummarize_checked(RANGE_REQUEST))
     assert result == SummaryResult(text=GOOD_RANGE, kind="llm", reason="invented")
