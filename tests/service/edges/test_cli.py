@@ -131,7 +131,7 @@ def test_serve_opens_the_stack_before_listening(args: tuple[str, ...], env: dict
 def test_a_hit_line_ends_with_its_version_and_when_it_was_indexed() -> None:
     import datetime as dt  # noqa: PLC0415
 
-    from service.edges.cli import _where  # noqa: PLC0415
+    from service.edges.cli.query import _where  # noqa: PLC0415
     from service.query.search import Hit  # noqa: PLC0415
 
     hit = Hit(

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from service.edges import cli
+from service.edges.cli import session
 from service.query.answer import Answer, Answerer
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
@@ -58,7 +59,7 @@ class FakeSynopsis:
 
 
 def _ask(monkeypatch: pytest.MonkeyPatch, tokens: list[str], *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "_open", lambda settings: FakeSynopsis(tokens))
+    monkeypatch.setattr(session, "open_synopsis", lambda settings: FakeSynopsis(tokens))
     result = CliRunner().invoke(cli.main, ["ask", *args], obj=Settings())
     return result.exit_code, result.stdout, result.stderr
 

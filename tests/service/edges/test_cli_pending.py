@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from service.edges import cli
+from service.edges.cli import session
 from service.index.records import SourceRecord
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
@@ -67,7 +68,7 @@ class PendingSynopsis:
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "_open", lambda settings: PendingSynopsis())
+    monkeypatch.setattr(session, "open_synopsis", lambda settings: PendingSynopsis())
     result = CliRunner().invoke(cli.main, list(args), obj=Settings())
     return result.exit_code, result.stdout, result.stderr
 

@@ -1,0 +1,138 @@
+"""`synopsis serve` and `synopsis mcp`: the HTTP API with uvicorn, the MCP tools over stdio."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+
+from service.edges.cli import session
+from service.edges.cli.session import one_line_errors
+from service.settings import Settings
+
+__all__ = ["mcp", "serve"]
+
+
+@click.command("serve")
+@click.option(
+    "--host",
+    default=None,
+    help="Interface to listen on (default SYNOPSIS_API_HOST, 127.0.0.1; 0.0.0.0 in a container). "
+    "A non-loopback host needs API keys, or SYNOPSIS_API_ALLOW_OPEN=true.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="TCP port to listen on (default SYNOPSIS_API_PORT, 8000).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Worker processes (default SYNOPSIS_API_WORKERS, 1); metrics add up across them.",
+)
+@click.pass_obj
+@one_line_errors
+def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:
+    """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
+    _check_metrics_directory()  # before the API's metrics exist
+    import uvicorn
+
+    from service.edges.api.security import check_bind, load_api_keys
+
+    host = host or settings.api_host
+    port = port or settings.api_port
+    processes = workers or settings.api_workers
+    check_bind(host, load_api_keys(settings), settings)
+    # The app checks its host too (another ASGI server may build it): the one served here.
+    settings = dataclasses.replace(settings, api_host=host)
+    # Open before listening, so an unreachable stack is one line and a non-zero exit.
+    with session.open_synopsis(settings) as synopsis:
+        if processes == 1:
+            from service.edges.api import create_app
+
+            app = create_app(settings, synopsis=synopsis)
+            uvicorn.run(app, host=host, port=port, log_config=_log_config())
+            return
+    # Each worker builds its app from the environment (the same settings, and the host
+    # served here) and opens its own connections; the parent only checked above that the
+    # stack answers.
+    import os
+
+    os.environ[Settings.env_names()["api_host"]] = host
+    _use_multiprocess_metrics(settings, port)
+    uvicorn.run(
+        "service.edges.api:create_app",
+        factory=True,
+        workers=processes,
+        host=host,
+        port=port,
+        log_config=_log_config(),
+    )
+
+
+@click.command("mcp")
+@click.pass_obj
+@one_line_errors
+def mcp(settings: Settings) -> None:
+    """Serve the MCP tools over stdio, for an editor on this machine (docs/mcp.md).
+
+    The editor starts this command and speaks MCP on its stdin and stdout; it ends when the
+    editor closes its stdin. It reads the same settings as every other command and needs no
+    API key. Over the network, `synopsis serve` serves the same tools at /mcp.
+    """
+    from service.edges.mcp.stdio import serve_stdio
+
+    with session.open_synopsis(settings) as synopsis:
+        serve_stdio(synopsis)
+
+
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, plus Synopsis's own loggers (5xx with request ids, jobs)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["service"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
+
+
+def _check_metrics_directory() -> None:
+    """A PROMETHEUS_MULTIPROC_DIR that cannot be written is one line, not a traceback:
+    prometheus-client writes its count files there as soon as the API's metrics exist."""
+    import os
+
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not configured:
+        return
+    from service.errors import ConfigurationError
+
+    try:
+        Path(configured).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"PROMETHEUS_MULTIPROC_DIR={configured}: cannot be created ({exc.strerror or exc}); "
+            "point it at a writable directory or unset it"
+        ) from exc
+    if not os.access(configured, os.W_OK):
+        raise ConfigurationError(
+            f"PROMETHEUS_MULTIPROC_DIR={configured}: not writable; point it at a writable "
+            "directory or unset it"
+        )
+
+
+def _use_multiprocess_metrics(settings: Settings, port: int) -> None:
+    """Point prometheus-client's multiprocess mode at a clean directory before the workers
+    start (they inherit the environment), so /metrics adds up every worker's counts."""
+    import os
+
+    from service.edges.api.metrics import MULTIPROC_ENV, reset_multiprocess_dir
+
+    # One directory per port: two servers on one data directory keep their counts apart.
+    configured = os.environ.get(MULTIPROC_ENV)
+    directory = Path(configured) if configured else settings.data_dir / "metrics" / str(port)
+    os.environ[MULTIPROC_ENV] = str(reset_multiprocess_dir(directory))
