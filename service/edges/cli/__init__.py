@@ -1,7 +1,8 @@
 """The `synopsis` command line.
 
 Every command takes its configuration from `Settings.from_env()` (variables
-`SYNOPSIS_*`); errors are shown as one line on stderr with a non-zero exit code.
+`SYNOPSIS_*`); errors are shown as one line on stderr with a non-zero exit code: the
+`main` group turns a `SynopsisError` from any command into a `click.ClickException`.
 
 One module per group of commands (`stack`, `ingest`: chunk and ingest, `query`: search
 and ask, `serve`: serve and mcp, `docs`: docs and summarize, `sources`, `maintenance`:
@@ -10,6 +11,8 @@ they share.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -20,15 +23,23 @@ from service.settings import Settings
 __all__ = ["main"]
 
 
-@click.group()
+class _OneLineErrors(click.Group):
+    """A group whose commands' `SynopsisError`s (and its own) become a click error: one
+    clear message on stderr, exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SynopsisError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=_OneLineErrors)
 @click.version_option(package_name="synopsis")
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Synopsis: summary-to-original retrieval for technical documentation."""
-    try:
-        ctx.obj = Settings.from_env()
-    except SynopsisError as exc:
-        raise click.ClickException(str(exc)) from exc
+    ctx.obj = Settings.from_env()
 
 
 for _command in (

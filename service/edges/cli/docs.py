@@ -8,7 +8,6 @@ import json
 import click
 
 from service.edges.cli import session
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 
 __all__ = ["docs", "summarize"]
@@ -22,7 +21,6 @@ def docs() -> None:
 @docs.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-@one_line_errors
 def docs_list(settings: Settings, as_json: bool) -> None:
     """Every indexed source with its chunk count, status, summaries still pending, version
     and last ingest time."""
@@ -63,7 +61,6 @@ def docs_list(settings: Settings, as_json: bool) -> None:
 @docs.command("delete")
 @click.argument("source")
 @click.pass_obj
-@one_line_errors
 def docs_delete(settings: Settings, source: str) -> None:
     """Remove SOURCE's originals and summaries from the index."""
     with session.open_synopsis(settings) as synopsis:
@@ -84,7 +81,6 @@ def docs_delete(settings: Settings, source: str) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_obj
-@one_line_errors
 def summarize(settings: Settings, source: str, style: str, as_json: bool) -> None:
     """Summarize the whole of SOURCE from its chunks' summaries.
 

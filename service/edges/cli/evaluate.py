@@ -9,7 +9,6 @@ import click
 
 from service.edges.cli import session
 from service.edges.cli.output import note
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 
 __all__ = ["evaluate"]
@@ -95,7 +94,6 @@ def _distances(value: str | None) -> list[float]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.pass_obj
-@one_line_errors
 def evaluate(
     settings: Settings,
     queries: Path,

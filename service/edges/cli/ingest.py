@@ -9,7 +9,6 @@ import click
 
 from service.edges.cli import session
 from service.edges.cli.output import err, note, print_event
-from service.edges.cli.session import one_line_errors
 from service.errors import SynopsisError
 from service.settings import Settings
 
@@ -54,7 +53,6 @@ _max_pages = click.option(
 @_crawl_depth
 @_max_pages
 @click.pass_obj
-@one_line_errors
 def chunk(
     settings: Settings,
     sources: tuple[str, ...],
@@ -125,7 +123,6 @@ def chunk(
     "source of a group: `synopsis sources add --version --group`.",
 )
 @click.pass_obj
-@one_line_errors
 def ingest(
     settings: Settings,
     sources: tuple[str, ...],

@@ -7,7 +7,6 @@ import click
 
 from service.edges.cli import session
 from service.edges.cli.output import note
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 
 __all__ = ["reattach", "reindex", "resummarize"]
@@ -28,7 +27,6 @@ __all__ = ["reattach", "reindex", "resummarize"]
     help="Chat model to summarize with (default: SYNOPSIS_CHAT_MODEL). Summaries record it.",
 )
 @click.pass_obj
-@one_line_errors
 def resummarize(settings: Settings, kind: str, model: str | None) -> None:
     """Regenerate stored summaries in place (no re-ingest): each original keeps one summary."""
     import dataclasses
@@ -45,7 +43,6 @@ def resummarize(settings: Settings, kind: str, model: str | None) -> None:
 
 @click.command("reattach")
 @click.pass_obj
-@one_line_errors
 def reattach(settings: Settings) -> None:
     """Apply SYNOPSIS_SUMMARY_MIN_SIMILARITY and the faithfulness check to the stored
     summaries again (no LLM call).
@@ -69,7 +66,6 @@ def reattach(settings: Settings) -> None:
     help="Collection prefix of the index to copy ('' for the unprefixed collections).",
 )
 @click.pass_obj
-@one_line_errors
 def reindex(settings: Settings, from_prefix: str) -> None:
     """Copy an index into the configured collections with the configured embedding model.
 

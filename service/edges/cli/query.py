@@ -9,7 +9,6 @@ import click
 
 from service.edges.cli import session
 from service.edges.cli.output import note
-from service.edges.cli.session import one_line_errors
 from service.query.modes import MODES
 from service.settings import Settings
 
@@ -77,7 +76,6 @@ def _where(hit: Hit) -> str:
 @click.option("--explain", is_flag=True, help="Show per-leg scores and distances.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
 @click.pass_obj
-@one_line_errors
 def search(
     settings: Settings,
     query: str,
@@ -160,7 +158,6 @@ def search(
 )
 @_version_filter
 @click.pass_obj
-@one_line_errors
 def ask(
     settings: Settings,
     question: str,

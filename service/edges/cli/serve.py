@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from service.edges.cli import session
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 
 __all__ = ["mcp", "serve"]
@@ -35,7 +34,6 @@ __all__ = ["mcp", "serve"]
     help="Worker processes (default SYNOPSIS_API_WORKERS, 1); metrics add up across them.",
 )
 @click.pass_obj
-@one_line_errors
 def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:
     """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
     _check_metrics_directory()  # before the API's metrics exist
@@ -76,7 +74,6 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
 
 @click.command("mcp")
 @click.pass_obj
-@one_line_errors
 def mcp(settings: Settings) -> None:
     """Serve the MCP tools over stdio, for an editor on this machine (docs/mcp.md).
 

@@ -1,4 +1,4 @@
-"""What every command runs with: its errors as one line, and the Synopsis it opens.
+"""The Synopsis a command opens.
 
 Commands call `session.open_synopsis(...)` through this module, so a test replaces it in
 one place.
@@ -6,35 +6,15 @@ one place.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import click
+from typing import TYPE_CHECKING
 
 from service.edges.cli.output import note
-from service.errors import SynopsisError
 from service.settings import Settings
 
 if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
     from service.synopsis import Synopsis
 
-__all__ = ["one_line_errors", "open_synopsis"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_line_errors(command: F) -> F:
-    """Turn a SynopsisError into a click error: one clear message, exit code 1."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except SynopsisError as exc:
-            raise click.ClickException(str(exc)) from exc
-
-    return wrapper  # type: ignore[return-value]
+__all__ = ["open_synopsis"]
 
 
 def open_synopsis(settings: Settings) -> Synopsis:

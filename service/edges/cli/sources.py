@@ -9,7 +9,6 @@ import click
 
 from service.edges.cli import session
 from service.edges.cli.output import err, note, print_event
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 
 if TYPE_CHECKING:
@@ -70,7 +69,6 @@ def sources() -> None:
     "as numbers).",
 )
 @click.pass_obj
-@one_line_errors
 def sources_add(
     settings: Settings,
     name: str,
@@ -107,7 +105,6 @@ def sources_add(
 @sources.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-@one_line_errors
 def sources_list(settings: Settings, as_json: bool) -> None:
     """Every registered source with its page count and its last sync."""
     from service.sources import format_interval, next_sync_at
@@ -157,7 +154,6 @@ def _iso(moment: dt.datetime | None) -> str | None:
 @sources.command("sync")
 @click.argument("names", nargs=-1)
 @click.pass_obj
-@one_line_errors
 def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
     """Sync NAMES (every registered source when none is named): fetch what changed, ingest
     it, and remove the pages that are gone, once the sync completed."""
@@ -191,7 +187,6 @@ def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
     help="Keep its pages in the index (only forget the registration).",
 )
 @click.pass_obj
-@one_line_errors
 def sources_remove(settings: Settings, name: str, keep_documents: bool) -> None:
     """Forget the source NAME and remove its pages from the index (refused while a sync
     of it runs)."""

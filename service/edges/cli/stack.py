@@ -7,7 +7,6 @@ import dataclasses
 import click
 
 from service.edges.cli.output import note
-from service.edges.cli.session import one_line_errors
 from service.settings import Settings
 from service.stack import LocalStack, StackStatus
 
@@ -21,7 +20,6 @@ def stack() -> None:
 
 @stack.command("build")
 @click.pass_obj
-@one_line_errors
 def stack_build(settings: Settings) -> None:
     """Build the local servers' binaries if they are not cached yet (minutes, first run only)."""
     LocalStack(settings, progress=note).build()
@@ -37,7 +35,6 @@ def stack_build(settings: Settings) -> None:
     "configured ports + 10·i (default SYNOPSIS_WEAVIATE_NODES, 1).",
 )
 @click.pass_obj
-@one_line_errors
 def stack_up(settings: Settings, nodes: str | None) -> None:
     """Build (first run only), start and check the local stack, then import its models."""
     if nodes is not None:
@@ -50,7 +47,6 @@ def stack_up(settings: Settings, nodes: str | None) -> None:
 
 @stack.command("down")
 @click.pass_obj
-@one_line_errors
 def stack_down(settings: Settings) -> None:
     """Stop the local servers that this data directory's stack started."""
     stopped = LocalStack(settings).down()
@@ -59,7 +55,6 @@ def stack_down(settings: Settings) -> None:
 
 @stack.command("status")
 @click.pass_obj
-@one_line_errors
 def stack_status(settings: Settings) -> None:
     """Show whether Weaviate and Ollama are running and where. Exit code 3 if not ready."""
     status = LocalStack(settings).status()
