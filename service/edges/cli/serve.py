@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Any
 
 import click
 
@@ -36,7 +34,13 @@ __all__ = ["mcp", "serve"]
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:
     """Serve the HTTP API with uvicorn (OpenAPI at /schema)."""
-    _check_metrics_directory()  # before the API's metrics exist
+    from service.edges.api.serving import (
+        check_metrics_directory,
+        log_config,
+        use_multiprocess_metrics,
+    )
+
+    check_metrics_directory()  # before the API's metrics exist
     import uvicorn
 
     from service.edges.api.security import check_bind, load_api_keys
@@ -53,7 +57,7 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
             from service.edges.api import create_app
 
             app = create_app(settings, synopsis=synopsis)
-            uvicorn.run(app, host=host, port=port, log_config=_log_config())
+            uvicorn.run(app, host=host, port=port, log_config=log_config())
             return
     # Each worker builds its app from the environment (the same settings, and the host
     # served here) and opens its own connections; the parent only checked above that the
@@ -61,14 +65,14 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
     import os
 
     os.environ[Settings.env_names()["api_host"]] = host
-    _use_multiprocess_metrics(settings, port)
+    use_multiprocess_metrics(settings, port)
     uvicorn.run(
         "service.edges.api:create_app",
         factory=True,
         workers=processes,
         host=host,
         port=port,
-        log_config=_log_config(),
+        log_config=log_config(),
     )
 
 
@@ -85,51 +89,3 @@ def mcp(settings: Settings) -> None:
 
     with session.open_synopsis(settings) as synopsis:
         serve_stdio(synopsis)
-
-
-def _log_config() -> dict[str, Any]:
-    """uvicorn's logging, plus Synopsis's own loggers (5xx with request ids, jobs)."""
-    import copy
-
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = copy.deepcopy(LOGGING_CONFIG)
-    config["loggers"]["service"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
-    return config
-
-
-def _check_metrics_directory() -> None:
-    """A PROMETHEUS_MULTIPROC_DIR that cannot be written is one line, not a traceback:
-    prometheus-client writes its count files there as soon as the API's metrics exist."""
-    import os
-
-    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not configured:
-        return
-    from service.errors import ConfigurationError
-
-    try:
-        Path(configured).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(
-            f"PROMETHEUS_MULTIPROC_DIR={configured}: cannot be created ({exc.strerror or exc}); "
-            "point it at a writable directory or unset it"
-        ) from exc
-    if not os.access(configured, os.W_OK):
-        raise ConfigurationError(
-            f"PROMETHEUS_MULTIPROC_DIR={configured}: not writable; point it at a writable "
-            "directory or unset it"
-        )
-
-
-def _use_multiprocess_metrics(settings: Settings, port: int) -> None:
-    """Point prometheus-client's multiprocess mode at a clean directory before the workers
-    start (they inherit the environment), so /metrics adds up every worker's counts."""
-    import os
-
-    from service.edges.api.metrics import MULTIPROC_ENV, reset_multiprocess_dir
-
-    # One directory per port: two servers on one data directory keep their counts apart.
-    configured = os.environ.get(MULTIPROC_ENV)
-    directory = Path(configured) if configured else settings.data_dir / "metrics" / str(port)
-    os.environ[MULTIPROC_ENV] = str(reset_multiprocess_dir(directory))
