@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from service.edges.cli import session
+from service.edges.cli.defaults import default_of
 from service.edges.cli.output import note
 from service.settings import Settings
 
@@ -40,7 +41,7 @@ def _distances(value: str | None) -> list[float]:
     "--alpha",
     type=click.FloatRange(0, 1),
     default=None,
-    help="Hybrid balance of the Synopsis modes (default SYNOPSIS_SEARCH_ALPHA, 0.5); "
+    help=f"Hybrid balance of the Synopsis modes (default {default_of('search_alpha')}); "
     "the bm25 and vector baselines use 0 and 1.",
 )
 @click.option(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from service.edges.cli import session
+from service.edges.cli.defaults import default_of
 from service.edges.cli.output import err, note, print_event
 from service.errors import SynopsisError
 from service.settings import Settings
@@ -31,13 +32,13 @@ _crawl_depth = click.option(
     type=click.IntRange(min=0),
     default=None,
     help="For URLs: follow same-site links under the URL's path this many levels deep "
-    "(default SYNOPSIS_CRAWL_DEPTH, 0).",
+    f"(default {default_of('crawl_depth')}).",
 )
 _max_pages = click.option(
     "--max-pages",
     type=click.IntRange(min=1),
     default=None,
-    help="For crawls: stop after this many pages (default SYNOPSIS_MAX_PAGES, 200).",
+    help=f"For crawls: stop after this many pages (default {default_of('max_pages')}).",
 )
 
 
@@ -47,7 +48,7 @@ _max_pages = click.option(
     "--max-tokens",
     type=click.IntRange(min=16),
     default=None,
-    help="Largest chunk in cl100k_base tokens (default: SYNOPSIS_MAX_TOKENS, 500).",
+    help=f"Largest chunk in cl100k_base tokens (default: {default_of('max_tokens')}).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per chunk.")
 @_crawl_depth

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from service.edges.cli import session
+from service.edges.cli.defaults import default_of
 from service.edges.cli.output import note
 from service.query.modes import MODES
 from service.settings import Settings
@@ -43,7 +44,11 @@ def _where(hit: Hit) -> str:
 @click.command("search")
 @click.argument("query")
 @click.option(
-    "--k", "k", type=click.IntRange(1, 100), default=None, help="Originals to return (default 5)."
+    "--k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=None,
+    help=f"Originals to return (default {default_of('search_k')}).",
 )
 @click.option(
     "--mode",
@@ -57,7 +62,7 @@ def _where(hit: Hit) -> str:
     "--alpha",
     type=click.FloatRange(0, 1),
     default=None,
-    help="0 = BM25 only, 1 = vector only (default 0.5).",
+    help=f"0 = BM25 only, 1 = vector only (default {default_of('search_alpha')}).",
 )
 @click.option("--source", default=None, help="Only this source (exact).")
 @click.option("--source-prefix", default=None, help="Only sources starting with this.")
@@ -141,14 +146,19 @@ def search(
 @click.command("ask")
 @click.argument("question")
 @click.option(
-    "--k", "k", type=click.IntRange(1, 20), default=None, help="Passages to retrieve (default 5)."
+    "--k",
+    "k",
+    type=click.IntRange(1, 20),
+    default=None,
+    help=f"Passages to retrieve (default {default_of('search_k')}).",
 )
 @click.option(
     "--max-distance",
     type=click.FloatRange(0, 2),
     default=None,
-    help="Relevance gate (cosine distance; default SYNOPSIS_ANSWER_MAX_VECTOR_DISTANCE, "
-    "0.75; 0 = off): with no passage this close, the answer is 'I don't know'.",
+    help="Relevance gate (cosine distance; default "
+    f"{default_of('answer_max_vector_distance')}; 0 = off): with no passage this close, "
+    "the answer is 'I don't know'.",
 )
 @click.option(
     "--stream",

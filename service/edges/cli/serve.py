@@ -7,6 +7,7 @@ import dataclasses
 import click
 
 from service.edges.cli import session
+from service.edges.cli.defaults import default_of
 from service.settings import Settings
 
 __all__ = ["mcp", "serve"]
@@ -16,20 +17,20 @@ __all__ = ["mcp", "serve"]
 @click.option(
     "--host",
     default=None,
-    help="Interface to listen on (default SYNOPSIS_API_HOST, 127.0.0.1; 0.0.0.0 in a container). "
+    help=f"Interface to listen on (default {default_of('api_host')}; 0.0.0.0 in a container). "
     "A non-loopback host needs API keys, or SYNOPSIS_API_ALLOW_OPEN=true.",
 )
 @click.option(
     "--port",
     type=click.IntRange(1, 65535),
     default=None,
-    help="TCP port to listen on (default SYNOPSIS_API_PORT, 8000).",
+    help=f"TCP port to listen on (default {default_of('api_port')}).",
 )
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),
     default=None,
-    help="Worker processes (default SYNOPSIS_API_WORKERS, 1); metrics add up across them.",
+    help=f"Worker processes (default {default_of('api_workers')}); metrics add up across them.",
 )
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, workers: int | None) -> None:

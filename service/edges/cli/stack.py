@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from service.edges.cli.defaults import default_of
 from service.edges.cli.output import note
 from service.settings import Settings
 from service.stack import LocalStack, StackStatus
@@ -32,7 +33,7 @@ def stack_build(settings: Settings) -> None:
     type=click.Choice(["1", "3"]),
     default=None,
     help="Weaviate servers: 1, or a 3-node cluster on loopback whose node i listens on the "
-    "configured ports + 10·i (default SYNOPSIS_WEAVIATE_NODES, 1).",
+    f"configured ports + 10·i (default {default_of('weaviate_nodes')}).",
 )
 @click.pass_obj
 def stack_up(settings: Settings, nodes: str | None) -> None:

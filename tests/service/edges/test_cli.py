@@ -146,3 +146,11 @@ def test_a_hit_line_ends_with_its_version_and_when_it_was_indexed() -> None:
     assert _where(dataclasses.replace(hit, indexed_at=at)) == (
         "  (version none, indexed 2026-12-01 09:30 UTC)"
     )
+
+
+@pytest.mark.parametrize("name", ["search_k", "search_alpha", "api_host", "max_pages"])
+def test_help_texts_name_the_variable_and_the_default_of_a_setting(name: str) -> None:
+    from service.edges.cli.defaults import default_of  # noqa: PLC0415
+    from service.settings import Settings  # noqa: PLC0415
+
+    assert default_of(name) == f"SYNOPSIS_{name.upper()}, {getattr(Settings(), name)}"
