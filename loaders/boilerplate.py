@@ -22,15 +22,18 @@ import hashlib
 import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from langchain_core.documents import Document
 
 from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, content_hash
 from splitters.base.blocks import BlockKind, parse_blocks
 
-__all__ = ["drop_repeated_blocks"]
+__all__ = ["block_keys", "drop_repeated_blocks", "repeated_keys", "without_blocks"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Pages held back so that the counts have seen this many more pages.
 WINDOW = 32
@@ -77,6 +80,68 @@ def _without(markdown: str, doomed: list[tuple[int, int]]) -> str:
     return text + "\n" if text else ""
 
 
+def block_keys(markdown: str) -> frozenset[int]:
+    """The fingerprints of `markdown`'s text blocks that may be dropped as repeats (what
+    `drop_repeated_blocks` counts for an HTML page): a page's keys can be stored and
+    counted again later without its text (a sync of a crawled site, `repeated_keys`)."""
+    return frozenset(key for key, _, _ in _blocks(markdown))
+
+
+def repeated_keys(
+    pages: Iterable[tuple[T, frozenset[int] | None]],
+    *,
+    window: int = WINDOW,
+    min_pages: int = MIN_PAGES,
+    share: float = SHARE,
+    max_fingerprints: int = MAX_FINGERPRINTS,
+) -> Iterator[tuple[T, frozenset[int]]]:
+    """The decision of `drop_repeated_blocks` on fingerprints alone: each item of `pages`
+    (anything, with its `block_keys`, or None for a page that is not counted) with the
+    keys to drop from it, in order, judged with the same evidence and thresholds."""
+    counts: dict[int, int] = {}
+    counted = 0
+    held: deque[tuple[T, frozenset[int] | None]] = deque()
+
+    def release(item: T, keys: frozenset[int] | None) -> tuple[T, frozenset[int]]:
+        if not keys:
+            return item, frozenset()
+        threshold = max(min_pages, share * counted)
+        return item, frozenset(key for key in keys if counts.get(key, 0) >= threshold)
+
+    for item, keys in pages:
+        if keys is not None:
+            counted += 1
+            for key in keys:
+                counts[key] = counts.get(key, 0) + 1
+            if len(counts) > max_fingerprints:
+                counts = {key: count for key, count in counts.items() if count > 1}
+        held.append((item, keys))
+        if len(held) > window:
+            yield release(*held.popleft())
+    while held:
+        yield release(*held.popleft())
+
+
+def without_blocks(document: Document, doomed: frozenset[int]) -> Document:
+    """`document` without its text blocks whose fingerprints are in `doomed` (a page that
+    would be left with no text is kept whole)."""
+    if not doomed:
+        return document
+    spans = [(start, stop) for key, start, stop in _blocks(document.page_content) if key in doomed]
+    if not spans:
+        return document
+    markdown = _without(document.page_content, spans)
+    if not markdown.strip():
+        return document  # nothing but repeats: the page is kept whole
+    logger.info(
+        "%s: dropped %d text blocks repeated on other pages",
+        document.metadata.get(SOURCE, ""),
+        len(spans),
+    )
+    metadata = {**document.metadata, CONTENT_HASH: content_hash(markdown)}
+    return Document(page_content=markdown, metadata=metadata)
+
+
 def drop_repeated_blocks(
     documents: Iterable[Document],
     *,
@@ -90,39 +155,19 @@ def drop_repeated_blocks(
     The documents should be the pages of one site (a directory, a crawl). Documents of
     other content types pass through unchanged and are not counted.
     """
-    counts: dict[int, int] = {}
-    pages = 0
-    held: deque[tuple[Document, _Spans | None]] = deque()
+    pages = (
+        (document, block_keys(document.page_content) if _is_html(document) else None)
+        for document in documents
+    )
+    for document, doomed in repeated_keys(
+        pages,
+        window=window,
+        min_pages=min_pages,
+        share=share,
+        max_fingerprints=max_fingerprints,
+    ):
+        yield without_blocks(document, doomed)
 
-    def release(document: Document, spans: _Spans | None) -> Document:
-        if not spans:
-            return document
-        threshold = max(min_pages, share * pages)
-        doomed = [(start, stop) for key, start, stop in spans if counts.get(key, 0) >= threshold]
-        if not doomed:
-            return document
-        markdown = _without(document.page_content, doomed)
-        if not markdown.strip():
-            return document  # nothing but repeats: the page is kept whole
-        logger.info(
-            "%s: dropped %d text blocks repeated on other pages",
-            document.metadata.get(SOURCE, ""),
-            len(doomed),
-        )
-        metadata = {**document.metadata, CONTENT_HASH: content_hash(markdown)}
-        return Document(page_content=markdown, metadata=metadata)
 
-    for document in documents:
-        is_html = document.metadata.get(CONTENT_TYPE) == HTML
-        spans = _blocks(document.page_content) if is_html else None
-        if spans is not None:
-            pages += 1
-            for key in {key for key, _, _ in spans}:
-                counts[key] = counts.get(key, 0) + 1
-            if len(counts) > max_fingerprints:
-                counts = {key: count for key, count in counts.items() if count > 1}
-        held.append((document, spans))
-        if len(held) > window:
-            yield release(*held.popleft())
-    while held:
-        yield release(*held.popleft())
+def _is_html(document: Document) -> bool:
+    return document.metadata.get(CONTENT_TYPE) == HTML

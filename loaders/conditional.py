@@ -7,14 +7,17 @@ address policy checks the URL and every redirect hop before anything is connecte
 redirects are followed by hand (and must stay on the start URL's origin), the body is
 capped at `LoadOptions.max_bytes` and the whole fetch at `LoadOptions.fetch_deadline`.
 
-`sitemap_entries` reads a `sitemap.xml` (`<urlset>`; a `<sitemapindex>` is refused for
-now) into its page URLs with their `lastmod`.
+`sitemap_entries` reads a `sitemap.xml` (`<urlset>`) into its page URLs with their
+`lastmod`, and `sitemap_index_entries` a sitemap index (`<sitemapindex>`) into the
+sitemaps it lists; `llms_txt_entries` reads an `llms.txt` index (https://llmstxt.org:
+Markdown whose list items link the pages) into its pages.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from urllib.parse import urljoin, urlsplit
@@ -42,9 +45,11 @@ __all__ = [
     "FetchedPage",
     "SitemapEntry",
     "fetch_page",
+    "llms_txt_entries",
     "page_documents",
     "robots_for",
     "sitemap_entries",
+    "sitemap_index_entries",
 ]
 
 _MAX_REDIRECTS = 10
@@ -102,10 +107,12 @@ def fetch_page(
     etag: str = "",
     last_modified: str = "",
     robots: RobotFileParser | None = None,
+    within: Callable[[str], bool] | None = None,
 ) -> FetchedPage:
     """GET `url`, conditionally when a validator is given. A status of 400 and above other
     than 404/410 (and every network failure) is a `LoaderError`: the page's state is
-    unknown, so a sync must neither update nor remove it."""
+    unknown, so a sync must neither update nor remove it. A redirect must stay on `url`'s
+    origin and, with `within`, at a URL `within` accepts (a crawl's scope)."""
     origin = urlsplit(canonical_url(url))[:2]
     current, route = url, _route(url, options.address_policy)
     deadline = time.monotonic() + options.fetch_deadline
@@ -124,6 +131,8 @@ def fetch_page(
                     target = canonical_url(urljoin(current, response.headers["location"]))
                     if urlsplit(target)[:2] != origin:
                         raise LoaderError(f"redirected off the site to {target}", source=url)
+                    if within is not None and not within(target):
+                        raise LoaderError(f"redirected out of scope to {target}", source=url)
                     try:
                         current, route = target, _route(target, options.address_policy)
                     except UnsafeUrlError as error:
@@ -170,18 +179,39 @@ _LOC = re.compile(r"<loc\b[^>]*>\s*(.*?)\s*</loc\s*>", re.DOTALL | re.IGNORECASE
 _LASTMOD = re.compile(r"<lastmod\b[^>]*>\s*(.*?)\s*</lastmod\s*>", re.DOTALL | re.IGNORECASE)
 
 
+_SITEMAP_BLOCK = re.compile(r"<sitemap\b[^>]*>(.*?)</sitemap\s*>", re.DOTALL | re.IGNORECASE)
+_INDEX = re.compile(r"<sitemapindex\b", re.IGNORECASE)
+
+
+def sitemap_index_entries(data: bytes, *, source: str) -> list[SitemapEntry] | None:
+    """The sitemaps a sitemap index (`<sitemapindex>`) lists, in document order, each URL
+    once; None when `data` is no sitemap index. `LoaderError` for an index that lists none."""
+    text = data.decode("utf-8", errors="replace")
+    if not _INDEX.search(text):
+        return None
+    entries: dict[str, SitemapEntry] = {}
+    for block in _SITEMAP_BLOCK.findall(text):
+        loc = _LOC.search(block)
+        if loc is None:
+            continue
+        url = canonical_url(urljoin(source, unescape(loc.group(1))))
+        lastmod = _LASTMOD.search(block)
+        entries.setdefault(url, SitemapEntry(url, unescape(lastmod.group(1)) if lastmod else ""))
+    if not entries:
+        raise LoaderError("a sitemap index that lists no <sitemap>", source=source)
+    return list(entries.values())
+
+
 def sitemap_entries(data: bytes, *, source: str) -> list[SitemapEntry]:
     """The pages of a sitemap (`<urlset>`), in document order, each URL once.
 
     Read with regular expressions rather than an XML parser: a sitemap is a flat list,
     and no entity or DTD of a hostile file is ever expanded. `LoaderError` for a sitemap
-    index (not followed yet) or a file with no `<url>`.
+    index (read it with `sitemap_index_entries`) or a file with no `<url>`.
     """
     text = data.decode("utf-8", errors="replace")
-    if re.search(r"<sitemapindex\b", text, re.IGNORECASE):
-        raise LoaderError(
-            "a sitemap index is not supported yet: register each sitemap", source=source
-        )
+    if _INDEX.search(text):
+        raise LoaderError("a sitemap index where a sitemap was expected", source=source)
     entries: dict[str, SitemapEntry] = {}
     for block in _URL_BLOCK.findall(text):
         loc = _LOC.search(block)
@@ -192,6 +222,41 @@ def sitemap_entries(data: bytes, *, source: str) -> list[SitemapEntry]:
         entries.setdefault(url, SitemapEntry(url, unescape(lastmod.group(1)) if lastmod else ""))
     if not entries:
         raise LoaderError("no <url> entries: not a sitemap", source=source)
+    return list(entries.values())
+
+
+# A list item's Markdown links (`- [Title](url): notes`), inline only: `[text](url "title")`.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(.*)$")
+_INLINE_LINK = re.compile(r"\[(?:[^\]\\]|\\.)*\]\(\s*<?([^\s)>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def llms_txt_entries(data: bytes, *, source: str) -> list[SitemapEntry]:
+    """The pages of an `llms.txt` index: the http(s) links of its list items (relative
+    ones resolved against `source`), in document order, each URL once; links in fenced
+    code, the title and the prose around the lists are not pages. `LoaderError` for a
+    file that links no page."""
+    entries: dict[str, SitemapEntry] = {}
+    fence = ""
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        opening = _FENCE.match(line)
+        if opening:
+            marker = opening.group(1)
+            if not fence:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = ""
+            continue
+        item = None if fence else _LIST_ITEM.match(line)
+        if item is None:
+            continue
+        for target in _INLINE_LINK.findall(item.group(1)):
+            url = urljoin(source, unescape(target))
+            if urlsplit(url).scheme in ("http", "https"):
+                url = canonical_url(url)
+                entries.setdefault(url, SitemapEntry(url))
+    if not entries:
+        raise LoaderError("no linked pages in its lists: not an llms.txt index", source=source)
     return list(entries.values())
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
@@ -48,6 +49,7 @@ from splitters.base.errors import LoaderError, UnsafeUrlError
 __all__ = ["canonical_url", "crawl"]
 
 _MAX_REDIRECTS = 10
+_R = TypeVar("_R")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MEDIA_TYPES = {
     "text/html": HTML,
@@ -323,8 +325,8 @@ def crawl(
 def _submit_next(
     pool: ThreadPoolExecutor,
     queue: Iterator[str],
-    pending: deque[tuple[str, Future[_Response]]],
-    fetch: Callable[[str], _Response],
+    pending: deque[tuple[str, Future[_R]]],
+    fetch: Callable[[str], _R],
 ) -> None:
     """Start fetching the next URL of the level, if any; results are read in order."""
     url = next(queue, None)

@@ -641,6 +641,57 @@ class Synopsis:
         self._latest = None  # its version may be the latest of its group now
         return synced
 
+    def relabel_source(self, source: str, *, version: str, group: str) -> int:
+        """Give an indexed source's chunks, summaries and record another version label and
+        group, in place (`service.ingest.relabel`); how many chunks were relabelled.
+        Held as an ingest holds a source: `SourceBusyError` while one of it runs."""
+        from service.ingest.locks import SourceLocks
+        from service.ingest.relabel import relabel_source
+
+        if not self.store.exists():
+            return 0
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+            if not locks.acquire(source, wait=0.0):
+                raise SourceBusyError(f"{source} is being ingested or deleted by another process")
+            locks.confirm(source)
+            return relabel_source(self.store, source, version=version, group=group)
+
+    def edit_registered(
+        self,
+        name: str,
+        *,
+        interval: str | None = None,
+        version: str | None = None,
+        group: str | None = None,
+    ) -> RegisteredSource:
+        """Change the sync interval, version label or group of the source registered as
+        `name` (None: as it is; empty: none; checked as `sources add` checks them) and
+        return it. A new version or group relabels the pages its syncs indexed, in place
+        (no embedding, no model call); the registration is stored first, marked
+        `relabel_pending`, so a relabel stopped part-way is finished by its next sync.
+        `SourceBusyError` while a sync of it runs; `SourceNotFoundError` when no source is
+        registered as `name`; `InvalidSourceError` naming the field at fault."""
+        from service.ingest.locks import SourceLocks
+        from service.sources import edited
+
+        registry = self.registered_sources
+        edited(registry.require(name), interval=interval, version=version, group=group)
+        hold = _sync_hold(name)
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+            if not locks.acquire(hold, wait=0.0):
+                raise SourceBusyError(f"{name} is being synced; edit it once that is done")
+            locks.confirm(hold)
+            source = edited(registry.require(name), interval=interval, version=version, group=group)
+            registry.save(source)
+            if source.relabel_pending:
+                for page in sorted(source.pages):
+                    self.relabel_source(page, version=source.version, group=source.group)
+                locks.confirm(hold)
+                source = dataclasses.replace(source, relabel_pending=False)
+                registry.save(source)
+        self._latest = None  # its group's latest version may be another now
+        return source
+
     def remove_registered(self, name: str, *, keep_documents: bool = False) -> int:
         """Forget the source registered as `name` and, unless `keep_documents`, remove the
         pages its syncs indexed; returns how many pages were removed from the index.

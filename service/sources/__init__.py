@@ -1,6 +1,8 @@
 """Registered sources that a sync keeps the index equal to: their records (`records`),
 what may be registered (`registration`), their durable registry in Weaviate
-(`registry`), the sync itself (`sync`) and when a scheduled one is due (`schedule`)."""
+(`registry`), the sync itself (`sync`; what it reads of each kind: `scan` for a
+directory, `web` for a site, a sitemap or an llms.txt, `repository` for a git
+repository) and when a scheduled one is due (`schedule`)."""
 
 from service.sources.records import (
     SOURCE_KINDS,
@@ -9,7 +11,7 @@ from service.sources.records import (
     SourceKind,
     SyncReport,
 )
-from service.sources.registration import check_name, new_source
+from service.sources.registration import check_name, edited, new_source
 from service.sources.registry import SourceRegistry
 from service.sources.schedule import (
     due_slot,
@@ -30,6 +32,7 @@ __all__ = [
     "SyncReport",
     "check_name",
     "due_slot",
+    "edited",
     "format_interval",
     "new_source",
     "next_sync_at",

@@ -5,7 +5,10 @@ A registered source is one of:
 
 - `directory`: a local directory (its files, as `synopsis ingest DIR` loads them);
 - `sitemap`: a site's `sitemap.xml` (its `<url>` entries are the pages);
+- `llms-txt`: an `llms.txt` index (the links of its lists are the pages);
 - `site`: a start URL crawled `crawl_depth` levels deep, at most `max_pages` pages.
+- `git`: a local git repository, the files of `ref`'s commit under `subpath` (read from
+  git, not from the working tree).
 
 It may carry a `version` label and belong to a `group`: the documentation it is one
 version of (`service.index.versions`). Two versions of the same docs are two registered
@@ -26,27 +29,38 @@ from typing import Any, Literal
 
 __all__ = ["SOURCE_KINDS", "PageState", "RegisteredSource", "SourceKind", "SyncReport"]
 
-SourceKind = Literal["directory", "sitemap", "site"]
-SOURCE_KINDS: tuple[SourceKind, ...] = ("directory", "sitemap", "site")
+SourceKind = Literal["directory", "sitemap", "llms-txt", "site", "git"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("directory", "sitemap", "llms-txt", "site", "git")
 
 
 @dataclass(frozen=True, kw_only=True)
 class PageState:
     """What the last sync knew of one page or file."""
 
-    hash: str = ""  # sitemap pages: sha256 of the bytes; others: of the Markdown
+    hash: str = ""  # web pages: sha256 of the bytes; files: of the Markdown; git: blob id
     etag: str = ""
     last_modified: str = ""
     lastmod: str = ""  # the sitemap's
     size: int = -1  # files
     mtime_ns: int = -1  # files
+    # Crawled pages: the in-scope links the page had (None: not recorded, so the page is
+    # requested whole), and for an HTML page the fingerprints of its text blocks and of
+    # those dropped from it as repeated across the site (`loaders.boilerplate`).
+    links: tuple[str, ...] | None = None
+    blocks: tuple[int, ...] | None = None
+    dropped: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", -1)}
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in dataclasses.asdict(self).items()
+            if v not in ("", -1, None) and not (k == "dropped" and not v)
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PageState:
-        return cls(**raw)
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        return cls(**fields)
 
 
 @dataclass(kw_only=True)
@@ -93,15 +107,22 @@ class RegisteredSource:
 
     name: str
     kind: SourceKind
-    location: str  # the directory's absolute path, the sitemap's or start page's URL
+    location: str  # a directory's or repository's absolute path; a sitemap's, llms.txt's or
+    # start page's URL
     crawl_depth: int = 0  # site
     max_pages: int = 0  # site; 0: the settings' default
+    ref: str = ""  # git: the branch, tag or commit synced (empty: HEAD)
+    subpath: str = ""  # git: the directory of the repository synced (empty: all of it)
+    commit: str = ""  # git: the commit the last completed sync indexed
     created_at: dt.datetime
     interval_seconds: int = 0  # synced by the job workers this long after its last sync
     # The version label its chunks carry, and the group of versions it is one of
     # (`service.index.versions`: a search without a version reads each group's latest).
     version: str = ""
     group: str = ""
+    # Its version or group was edited and its indexed pages may still carry the old ones:
+    # the edit relabels them, and a sync finishes what an edit stopped part-way left.
+    relabel_pending: bool = False
     synced_at: dt.datetime | None = None  # the end of the last completed sync
     attempted_at: dt.datetime | None = None  # the end of the last sync, completed or not
     last_report: SyncReport | None = None

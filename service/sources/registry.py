@@ -144,6 +144,10 @@ _ADDED_PROPERTIES = (
     Property(name="attempted_at", data_type=DataType.DATE),
     keyword_property("version"),
     keyword_property("group"),
+    Property(name="relabel_pending", data_type=DataType.BOOL),
+    stored_text("ref"),
+    stored_text("subpath"),
+    stored_text("commit"),
 )
 _WITHOUT_PAGES = (
     "name",
@@ -158,6 +162,10 @@ _WITHOUT_PAGES = (
     "last_report",
     "interval_seconds",
     "attempted_at",
+    "relabel_pending",
+    "ref",
+    "subpath",
+    "commit",
 )
 
 
@@ -172,6 +180,10 @@ def _properties(source: RegisteredSource) -> dict[str, Any]:
         "interval_seconds": source.interval_seconds,
         "version": source.version,
         "group": source.group,
+        "relabel_pending": source.relabel_pending,
+        "ref": source.ref,
+        "subpath": source.subpath,
+        "commit": source.commit,
         "last_report": json.dumps(source.last_report.to_dict()) if source.last_report else "",
         "pages": source.pages_json(),
     }
@@ -202,6 +214,10 @@ def _source(props: Any) -> RegisteredSource:
         interval_seconds=int(props.get("interval_seconds") or 0),
         version=str(props.get("version") or ""),
         group=str(props.get("group") or ""),
+        relabel_pending=bool(props.get("relabel_pending")),
+        ref=str(props.get("ref") or ""),
+        subpath=str(props.get("subpath") or ""),
+        commit=str(props.get("commit") or ""),
         synced_at=_date(props.get("synced_at")),
         attempted_at=_date(props.get("attempted_at")),
         last_report=SyncReport.from_dict(json.loads(report)) if report else None,

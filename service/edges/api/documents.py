@@ -44,9 +44,9 @@ from service.edges.api.llm_work import LlmWork
 from service.edges.api.openapi import KEY_REQUIRED, error_responses
 from service.edges.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
 from service.edges.api.security import caller_id, require_read, require_write
-from service.errors import RequestLimitError
+from service.errors import InvalidSourceError, RequestLimitError
 from service.index.records import SourceChunk, SourceRecord
-from service.index.versions import VERSION_PATTERN
+from service.index.versions import VERSION_PATTERN, check_version
 from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
 from service.query.document_summary import DocumentSummary
@@ -89,7 +89,7 @@ class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A URL to ingest (`url`, optionally `crawl_depth`, `max_pages`), or inline content
     (`content`, `format`, `source`, optionally `title`). Exactly one of `url`, `content`.
     Either may carry a `version`: the label of every chunk it writes (a multipart upload
-    has none)."""
+    carries it as its text field `version`)."""
 
     url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
     crawl_depth: Annotated[int, msgspec.Meta(ge=0)] | None = None
@@ -160,7 +160,12 @@ def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
                 min_items=1,
                 max_items=settings.api_max_upload_files,
                 items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
-            )
+            ),
+            "version": Schema(
+                type=OpenAPIType.STRING,
+                pattern=VERSION_PATTERN,
+                description="The version label of every chunk the files write (absent: none).",
+            ),
         },
     )
     return Schema(one_of=[by_url, inline]), upload
@@ -365,8 +370,10 @@ class DocumentController(Controller):
         owner = caller_id(request)
         media_type = request.content_type[0]
         if media_type == _MULTIPART:
-            files = await _uploaded_files(request, settings)
-            job = await asyncio.to_thread(job_queue.submit_files, owner, files, job_id=job_id)
+            files, version = await _uploaded_files(request, settings)
+            job = await asyncio.to_thread(
+                job_queue.submit_files, owner, files, job_id=job_id, version=version
+            )
             return accepted(job)
         if media_type != _JSON:  # `CrossSiteGuard` refused other types; a body-less request
             raise UnsupportedMediaType(
@@ -560,9 +567,20 @@ def _size_at_most(field: str, size: int, settings: Settings) -> None:
         )
 
 
-async def _uploaded_files(request: Request[Any, Any, Any], settings: Settings) -> list[NewFile]:
-    """The files of a multipart upload (field `files`), checked against the limits."""
+async def _uploaded_files(
+    request: Request[Any, Any, Any], settings: Settings
+) -> tuple[list[NewFile], str]:
+    """The files of a multipart upload (field `files`), checked against the limits, and
+    the version label of their chunks (field `version`; empty: none)."""
     form = await request.form()
+    labels = form.getall("version", [])
+    if len(labels) > 1 or not all(isinstance(label, str) for label in labels):
+        raise _invalid("version", "give at most one `version`, as a text field")
+    version = str(labels[0]) if labels else ""
+    try:
+        check_version(version)
+    except InvalidSourceError as error:
+        raise _invalid("version", str(error)) from None
     uploads = [value for value in form.getall("files", []) if isinstance(value, UploadFile)]
     if not uploads:
         raise _invalid("files", "a multipart upload needs one or more `files` parts")
@@ -591,4 +609,4 @@ async def _uploaded_files(request: Request[Any, Any, Any], settings: Settings) -
         await upload.close()
         _size_at_most(field, len(data), settings)
         files.append(NewFile(data=data, source=name, content_type=content_type))
-    return files
+    return files, version

@@ -17,7 +17,7 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
@@ -38,6 +38,7 @@ __all__ = [
     "RegisteredSourceView",
     "RemovedSource",
     "SourceCreate",
+    "SourceEdit",
     "SyncReportView",
 ]
 
@@ -46,16 +47,33 @@ AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
 
 
 class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """A source to register. `kind` `auto`: a directory if `location` is a path, a
-    sitemap for a URL whose path ends in `.xml`, else a site crawled from the URL
+    """A source to register. `kind` `git`: a local repository (`location`), synced at `ref`
+    under `subpath`, read from git rather than its working tree; never guessed. `auto`:
+    a directory if `location` is a path, a
+    sitemap for a URL whose path ends in `.xml`, an llms.txt index (its list items link
+    the pages) for one whose path ends in `/llms.txt`, else a site crawled from the URL
     (`crawl_depth` levels of same-site links under its path, at most `max_pages` pages; 0:
     `SYNOPSIS_MAX_PAGES`)."""
 
     name: Annotated[str, msgspec.Meta(pattern=NAME_PATTERN)]
     location: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
-    kind: Literal["auto", "directory", "sitemap", "site"] = "auto"
+    kind: Literal["auto", "directory", "sitemap", "llms-txt", "site", "git"] = "auto"
     crawl_depth: Annotated[int, msgspec.Meta(ge=0)] = 0
     max_pages: Annotated[int, msgspec.Meta(ge=0)] = 0
+    ref: Annotated[
+        str,
+        msgspec.Meta(
+            max_length=256,
+            description="A git source: the branch, tag or commit to sync (empty: HEAD).",
+        ),
+    ] = ""
+    subpath: Annotated[
+        str,
+        msgspec.Meta(
+            max_length=1024,
+            description="A git source: the directory of the repository to sync (empty: all).",
+        ),
+    ] = ""
     interval: Annotated[
         str,
         msgspec.Meta(
@@ -82,6 +100,44 @@ class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             "(labels compare part by part, numbers as numbers: 3.9 < 3.10). Empty: none.",
         ),
     ] = ""
+
+
+class SourceEdit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What to change of a registered source; a field left out (or null) stays as it is,
+    an empty string removes it. A new `version` or `group` relabels the pages its syncs
+    indexed, in place (no embedding, no model call)."""
+
+    interval: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=32,
+                description="Sync it this long after its last sync ended (1d, 6h, 1h30m, 15m, 90s "
+                "or seconds, at least a minute); empty or `off`: only when asked.",
+            ),
+        ]
+        | None
+    ) = None
+    version: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern=f"^$|{VERSION_PATTERN}",
+                description="The version label its chunks carry; empty: none (then no group).",
+            ),
+        ]
+        | None
+    ) = None
+    group: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern=f"^$|{NAME_PATTERN}",
+                description="The docs it is one version of (needs a version); empty: none.",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class SyncReportView(msgspec.Struct, kw_only=True):
@@ -121,6 +177,9 @@ class RegisteredSourceView(msgspec.Struct, kw_only=True):
     group: str | None = None  # the group of versions it is one of (null: none)
     crawl_depth: int
     max_pages: int
+    ref: str | None = None  # git: the ref synced (null: HEAD)
+    subpath: str | None = None  # git: the directory synced (null: all of it)
+    commit: str | None = None  # git: the commit the last completed sync indexed
     interval_seconds: int
     pages: int
     created_at: dt.datetime
@@ -141,6 +200,9 @@ class RegisteredSourceView(msgspec.Struct, kw_only=True):
             group=source.group or None,
             crawl_depth=source.crawl_depth,
             max_pages=source.max_pages,
+            ref=source.ref or None,
+            subpath=source.subpath or None,
+            commit=source.commit or None,
             interval_seconds=source.interval_seconds,
             pages=len(source.pages),
             created_at=source.created_at,
@@ -161,7 +223,7 @@ class RemovedSource(msgspec.Struct, kw_only=True):
 
 
 class RegisteredSourceController(Controller):
-    """Registered sources: list (read key), register, remove, sync (write key)."""
+    """Registered sources: list (read key), register, edit, remove, sync (write key)."""
 
     path = "/sources"
     security = KEY_REQUIRED
@@ -209,9 +271,11 @@ class RegisteredSourceController(Controller):
             interval=data.interval,
             version=data.version,
             group=data.group,
+            ref=data.ref,
+            subpath=data.subpath,
             directories=settings.source_directories,
         )
-        if source.kind != "directory":
+        if source.kind not in ("directory", "git"):
             await asyncio.to_thread(address_policy.check, source.location)  # UnsafeUrlError
         await asyncio.to_thread(synopsis.registered_sources.add, source)
         return Response(
@@ -230,6 +294,33 @@ class RegisteredSourceController(Controller):
     async def get_source(self, synopsis: SynopsisDependency, name: str) -> RegisteredSourceView:
         """The source; 404 when none is registered under `name`."""
         source = await asyncio.to_thread(synopsis.registered_sources.require, name)
+        return RegisteredSourceView.from_source(source)
+
+    @patch(
+        "/{name:str}",
+        operation_id="editSource",
+        summary="Change a registered source's interval, version or group",
+        guards=[require_write],
+        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 503),
+    )
+    async def edit(
+        self,
+        data: JSONBody[SourceEdit],
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        name: str,
+    ) -> RegisteredSourceView:
+        """As `synopsis sources edit`: the source as it is now; 400 naming the field at
+        fault (a group without a version, an interval under a minute), 404 when none is
+        registered under `name`, 409 while it syncs."""
+        data = await strict_body(request, SourceEdit)  # Litestar's decoding is lax
+        source = await asyncio.to_thread(
+            synopsis.edit_registered,
+            name,
+            interval=data.interval,
+            version=data.version,
+            group=data.group,
+        )
         return RegisteredSourceView.from_source(source)
 
     @delete(

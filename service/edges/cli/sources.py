@@ -19,7 +19,8 @@ __all__ = ["sources"]
 
 @click.group()
 def sources() -> None:
-    """Register sources (a directory, a sitemap, a site) and keep the index in sync with them."""
+    """Register sources (a directory, a sitemap, an llms.txt, a site, a git repository) and
+    keep the index in sync with them."""
 
 
 @sources.command("add")
@@ -27,11 +28,23 @@ def sources() -> None:
 @click.argument("location")
 @click.option(
     "--kind",
-    type=click.Choice(["auto", "directory", "sitemap", "site"]),
+    type=click.Choice(["auto", "directory", "sitemap", "llms-txt", "site", "git"]),
     default="auto",
     show_default=True,
     help="What LOCATION is; auto: a directory if it is one, a sitemap for a URL ending in "
-    ".xml, else a site crawled from that URL.",
+    ".xml, an llms.txt index (its list items link the pages) for one ending in "
+    "/llms.txt, else a site crawled from that URL; git (never guessed): a local "
+    "repository, read at --ref under --subpath.",
+)
+@click.option(
+    "--ref",
+    default="",
+    help="For a git source: the branch, tag or commit to sync (default: HEAD).",
+)
+@click.option(
+    "--subpath",
+    default="",
+    help="For a git source: the directory of the repository to sync (default: all of it).",
 )
 @click.option(
     "--crawl-depth",
@@ -76,6 +89,8 @@ def sources_add(
     kind: str,
     crawl_depth: int,
     max_pages: int,
+    ref: str,
+    subpath: str,
     interval: str,
     version: str,
     group: str,
@@ -94,6 +109,8 @@ def sources_add(
         interval=interval,
         version=version,
         group=group,
+        ref=ref,
+        subpath=subpath,
     )
     with session.open_synopsis(settings) as synopsis:
         synopsis.registered_sources.add(source)
@@ -121,6 +138,9 @@ def sources_list(settings: Settings, as_json: bool) -> None:
                 "group": s.group or None,
                 "crawl_depth": s.crawl_depth,
                 "max_pages": s.max_pages,
+                "ref": s.ref or None,
+                "subpath": s.subpath or None,
+                "commit": s.commit or None,
                 "pages": len(s.pages),
                 "created_at": s.created_at.isoformat(),
                 "synced_at": s.synced_at.isoformat() if s.synced_at else None,
@@ -139,9 +159,11 @@ def sources_list(settings: Settings, as_json: bool) -> None:
         label = (
             f"  version {s.version}" + (f" of {s.group}" if s.group else "") if s.version else ""
         )
-        click.echo(
-            f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {s.location}{label}{every}"
-        )
+        where = s.location
+        if s.kind == "git":  # the ref and sub-path synced, and the commit last indexed
+            where += f"@{s.ref or 'HEAD'}" + (f"/{s.subpath}" if s.subpath else "")
+            where += f" ({s.commit[:12]})" if s.commit else ""
+        click.echo(f"{s.name}  {s.kind:9}  {len(s.pages):5} pages  {synced}  {where}{label}{every}")
         if s.last_report is not None:
             click.echo(f"    last sync: {s.last_report.summary_line()}")
     click.echo(f"{len(registered)} registered sources")
@@ -177,6 +199,47 @@ def sources_sync(settings: Settings, names: tuple[str, ...]) -> None:
             f"{incomplete} of {len(todo)} syncs did not complete: nothing of theirs was "
             "removed; sync again once the failures above are fixed"
         )
+
+
+@sources.command("edit")
+@click.argument("name")
+@click.option(
+    "--interval",
+    default=None,
+    help="Sync it this long after its last sync ended (1d, 6h, 1h30m, 15m; at least 1m); "
+    "off: only when asked.",
+)
+@click.option(
+    "--version",
+    "version",
+    default=None,
+    metavar="LABEL",
+    help="The version label its chunks carry; '' for none (then no --group either).",
+)
+@click.option("--group", default=None, help="The docs it is one version of; '' for none.")
+@click.pass_obj
+def sources_edit(
+    settings: Settings,
+    name: str,
+    interval: str | None,
+    version: str | None,
+    group: str | None,
+) -> None:
+    """Change the interval, version or group of the source NAME in place (what is not
+    given stays as it is). A new version or group relabels the pages its syncs indexed:
+    no fetch, no embedding, no model call. Refused while a sync of it runs."""
+    from service.sources import format_interval
+
+    if interval is None and version is None and group is None:
+        raise click.UsageError("give --interval, --version or --group")
+    with session.open_synopsis(settings) as synopsis:
+        source = synopsis.edit_registered(name, interval=interval, version=version, group=group)
+    label = f"version {source.version}" if source.version else "no version"
+    if source.group:
+        label += f" of {source.group}"
+    every = format_interval(source.interval_seconds)
+    when = f"synced every {every}" if source.interval_seconds else "synced when asked"
+    click.echo(f"edited {name}: {label}, {when}; {len(source.pages)} pages")
 
 
 @sources.command("remove")

@@ -36,6 +36,7 @@ from service.query.answer import DONT_KNOW, Answer, Answerer
 from service.query.grounding import Grounding, extractive_answer
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
+from service.sources import RegisteredSource, edited
 from service.synopsis import Synopsis
 from tests.conftest import cheap_model_settings
 from tests.service.edges.apps import client_over
@@ -216,6 +217,22 @@ class FakeSynopsis:
     def registered_sources(self) -> MemoryRegistry:
         self._call("registered_sources")
         return self.registry
+
+    def edit_registered(
+        self,
+        name: str,
+        *,
+        interval: str | None = None,
+        version: str | None = None,
+        group: str | None = None,
+    ) -> RegisteredSource:
+        """As the real one, with no index to relabel: the edited registration is stored."""
+        self._call(f"edit_registered {name}")
+        registered = self.registry.require(name)
+        source = edited(registered, interval=interval, version=version, group=group)
+        source = dataclasses.replace(source, relabel_pending=False)
+        self.registry.save(source)
+        return source
 
     def remove_registered(self, name: str, *, keep_documents: bool = False) -> int:
         """As the real one: the registration goes, and its pages unless kept."""

@@ -96,6 +96,21 @@ def _files(tmp_path: Path) -> list[tuple[str, tuple[str, bytes]]]:
     ]
 
 
+def test_an_upload_with_a_version_labels_its_chunks(jobs_settings: Settings) -> None:
+    """A multipart upload's text field `version` labels every chunk the job writes."""
+    upload = {"files": ("guide.md", b"# Guide\n\nInstall the widget with pip.\n")}
+    with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
+        response = client.post("/documents", files=upload, data={"version": "2.0"}, headers=WRITE)
+        assert response.status_code == 202, response.text
+        assert response.json()["request"]["version"] == "2.0"
+        job = _wait(client, response.json()["id"], FINAL)
+        assert job["state"] == "done", job
+        [listed] = client.get("/documents", headers=READ).json()
+        assert (listed["source"], listed["version"]) == ("guide.md", "2.0")
+        chunks = client.get("/documents/guide.md", headers=READ).json()["chunks"]
+        assert {chunk["version"] for chunk in chunks} == {"2.0"}
+
+
 def test_an_upload_of_every_format_runs_to_done_and_searches_like_the_cli(
     jobs_settings: Settings, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ from litestar.testing import TestClient
 from service.sources import PageState, RegisteredSource, SyncReport
 from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
+from tests.service.sources.repo import Repo
 
 # A literal public address: the address policy passes it without resolving a name.
 SITEMAP = "https://93.184.216.34/docs/sitemap.xml"
@@ -51,6 +52,9 @@ def test_register_then_list_and_get(client: TestClient[Any], fake: FakeSynopsis)
         "group": None,
         "crawl_depth": 0,
         "max_pages": 0,
+        "ref": None,
+        "subpath": None,
+        "commit": None,
         "interval_seconds": 0,
         "pages": 0,
         "synced_at": None,
@@ -86,6 +90,56 @@ def test_a_version_or_group_that_cannot_be_registered(
     response = client.post("/sources", json={"name": "py", "location": SITEMAP, **body})
     assert response.status_code == 400, response.text
     assert field in response.text
+
+
+def test_an_edit_changes_the_interval_version_and_group_in_place(
+    client: TestClient[Any], fake: FakeSynopsis
+) -> None:
+    body = {"name": "py", "location": SITEMAP, "version": "3.11", "interval": "1h"}
+    created = client.post("/sources", json=body).json()
+    response = client.patch("/sources/py", json={"version": "3.12", "group": "python"})
+    assert response.status_code == 200, response.text
+    edited_view = response.json()
+    assert (edited_view["version"], edited_view["group"]) == ("3.12", "python")
+    assert edited_view["interval_seconds"] == 3600  # not given: as it was
+    assert edited_view["created_at"] == created["created_at"]
+    assert client.get("/sources/py").json() == edited_view
+    assert "edit_registered py" in fake.calls
+
+    response = client.patch("/sources/py", json={"interval": "off", "group": ""})
+    assert response.status_code == 200, response.text
+    assert (response.json()["interval_seconds"], response.json()["group"]) == (0, None)
+    assert response.json()["version"] == "3.12"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"version": ""}, 400, "version"),  # the group would have no version
+        ({"version": "3 12"}, 400, "version"),
+        ({"group": "py thon"}, 400, "group"),
+        ({"interval": "10s"}, 400, "interval"),
+        ({"location": "https://93.184.216.34/other/"}, 400, "location"),  # not editable
+    ],
+)
+def test_an_edit_that_cannot_be_made_is_refused(
+    client: TestClient[Any], body: dict[str, str], status: int, field: str
+) -> None:
+    registered = {"name": "py", "location": SITEMAP, "version": "3.11", "group": "python"}
+    assert client.post("/sources", json=registered).status_code == 201
+    response = client.patch("/sources/py", json=body)
+    assert response.status_code == status, response.text
+    assert field in response.text
+    assert client.get("/sources/py").json()["version"] == "3.11"
+
+
+def test_an_edit_of_an_unknown_source_is_404_and_needs_the_write_key(fake: FakeSynopsis) -> None:
+    with _client(fake) as client:
+        assert client.patch("/sources/nope", json={"version": "1"}).status_code == 404
+    with _client(fake, api_read_keys="read-key-1", api_write_keys="write-key-1") as client:
+        read = {"Authorization": "Bearer read-key-1"}
+        response = client.patch("/sources/nope", json={"version": "1"}, headers=read)
+        assert response.status_code == 403, response.text
 
 
 def test_a_site_with_crawl_limits(client: TestClient[Any]) -> None:
@@ -168,7 +222,7 @@ def test_a_name_registers_once(client: TestClient[Any]) -> None:
         ({"name": "a b", "location": SITEMAP}, "name"),
         ({"name": "-a", "location": SITEMAP}, "name"),
         ({"name": "a" * 65, "location": SITEMAP}, "name"),
-        ({"name": "a", "location": SITEMAP, "kind": "git"}, "kind"),
+        ({"name": "a", "location": SITEMAP, "kind": "svn"}, "kind"),
         ({"name": "a", "location": ""}, "location"),
         ({"name": "a", "location": "ftp://93.184.216.34/x", "kind": "sitemap"}, "location"),
         ({"name": "a", "location": "https://"}, "location"),
@@ -215,6 +269,29 @@ def test_fetch_allow_lets_an_internal_host_be_registered(fake: FakeSynopsis) -> 
             "/sources", json={"name": "a", "location": "http://127.0.0.1:8000/sitemap.xml"}
         )
     assert response.status_code == 201, response.text
+
+
+def test_a_git_repository_is_registered_under_an_allowed_root_only(
+    fake: FakeSynopsis, tmp_path: Path
+) -> None:
+    allowed = tmp_path / "allowed"
+    repo = Repo(allowed / "repo")
+    repo.commit({"docs/a.md": "# A\n\nText.\n"})
+    body = {"name": "g", "location": str(repo.path), "kind": "git", "subpath": "docs"}
+    with _client(fake) as client:  # no root configured: no repository either
+        refused = client.post("/sources", json=body)
+    assert (refused.status_code, refused.json()["field"]) == (400, "location")
+    with _client(fake, api_source_directories=str(allowed)) as client:
+        ok = client.post("/sources", json={**body, "ref": "main"})
+        no_ref = client.post("/sources", json={**body, "name": "h", "ref": "gone"})
+    assert ok.status_code == 201, ok.text
+    assert {k: ok.json()[k] for k in ("kind", "ref", "subpath", "commit")} == {
+        "kind": "git",
+        "ref": "main",
+        "subpath": "docs",
+        "commit": None,
+    }
+    assert (no_ref.status_code, no_ref.json()["field"]) == (400, "ref")
 
 
 def test_a_directory_is_refused_unless_under_an_allowed_root(

@@ -14,9 +14,10 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from service.errors import SourceExistsError, SourceNotFoundError
+from service.errors import SourceExistsError, SourceNotFoundError, StoreError
 from service.ingest.delete import delete_source
 from service.ingest.pipeline import Ingestor, IngestReport
+from service.ingest.relabel import relabel_source
 from service.ingest.summarize import Summarizer
 from service.models.embed import Embedder
 from service.sources import RegisteredSource, SourceKind
@@ -34,6 +35,8 @@ class MemoryIndex:
         self.max_tokens = max_tokens
         self.deleted: list[str] = []
         self.fail_ingest = False
+        self.fail_relabel = False
+        self.relabelled: list[str] = []
 
     def ingest_documents(
         self,
@@ -63,6 +66,12 @@ class MemoryIndex:
     def delete_source(self, source: str, *, wait: float = 0.0) -> tuple[int, int]:
         self.deleted.append(source)
         return delete_source(self.store, source)
+
+    def relabel_source(self, source: str, *, version: str, group: str) -> int:
+        self.relabelled.append(source)
+        if self.fail_relabel:
+            raise StoreError("injected: Weaviate went away")
+        return relabel_source(self.store, source, version=version, group=group)
 
     def chunks(self) -> set[tuple[str, object]]:
         """(source, chunk id) of every stored original."""

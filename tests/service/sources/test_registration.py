@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from service.errors import InvalidSourceError
-from service.sources import check_name, new_source
+from service.sources import check_name, edited, new_source
+from tests.service.sources.repo import Repo
 
 
 @pytest.mark.parametrize("name", ["a", "guide", "Py3.11-docs_v2", "0", "a" * 64])
@@ -30,6 +31,10 @@ def test_other_names_are_refused(name: str) -> None:
         ("HTTP://docs.example/docs/SITEMAP.XML?x=1", "sitemap"),
         ("https://docs.example/docs/", "site"),
         ("https://docs.example/feed.xml.html", "site"),
+        ("https://docs.example/llms.txt", "llms-txt"),
+        ("https://docs.example/v2/LLMS.TXT", "llms-txt"),
+        ("https://docs.example/my-llms.txt", "site"),
+        ("https://docs.example/llms-full.txt", "site"),
     ],
 )
 def test_auto_finds_the_kind_of_a_url(location: str, kind: str) -> None:
@@ -47,7 +52,7 @@ def test_auto_takes_a_path_for_a_directory(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize(
     ("location", "options", "field", "message"),
     [
-        ("https://docs.example/", {"kind": "git"}, "kind", "unknown kind 'git'"),
+        ("https://docs.example/", {"kind": "svn"}, "kind", "unknown kind 'svn'"),
         ("/nonexistent/docs", {}, "location", "/nonexistent/docs is not a directory"),
         ("docs/", {"kind": "sitemap"}, "location", "a sitemap source is an http(s) URL"),
         ("ftp://docs.example/", {"kind": "site"}, "location", "a site source is an http(s) URL"),
@@ -108,3 +113,97 @@ def test_a_version_or_group_that_cannot_be_registered(options: dict[str, str], f
     with pytest.raises(InvalidSourceError) as raised:
         new_source("a", "https://docs.example/", **options)  # type: ignore[arg-type]
     assert raised.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({}, (3600, "1.0", "docs", False)),
+        ({"interval": "off"}, (0, "1.0", "docs", False)),
+        ({"interval": "2h"}, (7200, "1.0", "docs", False)),
+        ({"version": "1.0", "group": "docs"}, (3600, "1.0", "docs", False)),
+        ({"version": "1.1"}, (3600, "1.1", "docs", True)),
+        ({"group": ""}, (3600, "1.0", "", True)),
+        ({"version": "", "group": ""}, (3600, "", "", True)),
+        ({"group": "other"}, (3600, "1.0", "other", True)),
+    ],
+)
+def test_an_edit_changes_what_it_is_given(
+    changes: dict[str, str], expected: tuple[int, str, str, bool]
+) -> None:
+    source = new_source("a", "https://docs.example/", interval="1h", version="1.0", group="docs")
+    changed = edited(source, **changes)
+    assert (
+        changed.interval_seconds,
+        changed.version,
+        changed.group,
+        changed.relabel_pending,
+    ) == expected
+    assert (changed.name, changed.location, changed.created_at) == (
+        source.name,
+        source.location,
+        source.created_at,
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"version": ""}, "version"),  # the group would have no version
+        ({"version": "1 1"}, "version"),
+        ({"group": "a group"}, "group"),
+        ({"interval": "30s"}, "interval"),
+        ({"interval": "soon"}, "interval"),
+    ],
+)
+def test_an_edit_is_checked_as_a_registration_is(changes: dict[str, str], field: str) -> None:
+    source = new_source("a", "https://docs.example/", version="1.0", group="docs")
+    with pytest.raises(InvalidSourceError) as raised:
+        edited(source, **changes)
+    assert raised.value.field == field
+
+
+def test_a_pending_relabel_stays_pending_through_another_edit() -> None:
+    source = edited(new_source("a", "https://docs.example/", version="1.0"), version="2.0")
+    assert edited(source, interval="1h").relabel_pending
+    assert edited(source, version="1.0").relabel_pending  # its pages may carry either
+
+
+def test_a_git_source_is_a_repository_with_a_ref_and_a_subpath(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"docs/a.md": "# A\n\nText.\n"})
+    repo.git("tag", "v1")
+    source = new_source("g", str(repo.path), kind="git", ref="v1", subpath="docs/")
+    assert (source.kind, source.location, source.ref, source.subpath) == (
+        "git",
+        str(repo.path),
+        "v1",
+        "docs",
+    )
+    assert new_source("h", str(repo.path)).kind == "directory"  # never guessed
+    assert new_source("i", str(repo.path), kind="git").ref == ""  # HEAD
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "message"),
+    [
+        ({"ref": "nope"}, "ref", "names no commit"),
+        ({"ref": "--upload-pack=x"}, "ref", "not a ref"),
+        ({"subpath": "../x"}, "subpath", "not a path inside"),
+        ({"kind": "directory", "ref": "main"}, "ref", "git source only"),
+    ],
+)
+def test_what_cannot_be_registered_as_a_git_source(
+    tmp_path: Path, options: dict[str, str], field: str, message: str
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"a.md": "# A\n\nText.\n"})
+    with pytest.raises(InvalidSourceError, match=message) as raised:
+        new_source("g", str(repo.path), **{"kind": "git", **options})  # type: ignore[arg-type]
+    assert raised.value.field == field
+
+
+def test_a_directory_that_is_no_repository_is_no_git_source(tmp_path: Path) -> None:
+    with pytest.raises(InvalidSourceError) as raised:
+        new_source("g", str(tmp_path), kind="git")
+    assert raised.value.field == "location"

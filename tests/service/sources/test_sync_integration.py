@@ -28,11 +28,18 @@ from service.ingest.locks import SourceLocks
 from service.jobs import SCHEDULE_OWNER, JobRunner, JobStore, SyncScheduler
 from service.models.captions import load_options
 from service.settings import Settings
-from service.sources import RegisteredSource, SourceRegistry, new_source, sync_source
+from service.sources import (
+    RegisteredSource,
+    SourceKind,
+    SourceRegistry,
+    new_source,
+    sync_source,
+)
 from service.synopsis import Synopsis
 from tests.service.conftest import assert_invariants, cli
 from tests.service.serving import IN_PROCESS_URL
 from tests.service.sources.memory import MemoryIndex, registered
+from tests.service.sources.repo import Repo
 from tests.service.sources.site import Site, page, serve
 
 pytestmark = pytest.mark.integration
@@ -69,11 +76,13 @@ def _chunk_ids(synopsis: Synopsis) -> set[tuple[str, object]]:
     }
 
 
-def _fresh(location: str, max_tokens: int) -> set[tuple[str, object]]:
+def _fresh(
+    location: str, max_tokens: int, kind: SourceKind = "sitemap", **fields: int
+) -> set[tuple[str, object]]:
     """The chunk ids a first sync of the current state writes (ids do not depend on the
     models: the in-memory index's are the same)."""
     index = MemoryIndex(max_tokens=max_tokens)
-    sync_source(index, registered("sitemap", location), options=OPTIONS)
+    sync_source(index, registered(kind, location, **fields), options=OPTIONS)
     return index.chunks()
 
 
@@ -129,6 +138,130 @@ def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
     assert registry.get("site") is None
 
 
+@pytest.mark.parametrize("etags", [True, False], ids=["etags", "no-etags"])
+def test_a_crawled_site_resyncs_with_one_request_a_page_on_the_real_stack(
+    synopsis: Synopsis, etags: bool
+) -> None:
+    """A crawled site synced again unchanged: one request a page (each a 304 when the
+    server sends ETags, else a 200 whose bytes hash as before), no model call and no
+    embedding; then a changed page and a page no longer linked."""
+    site = Site(
+        pages={
+            "/docs/index.html": page(
+                "Widgets", 'Read <a href="a.html">install</a> and <a href="b.html">tune</a>.'
+            ),
+            "/docs/a.html": page("Alpha", "Alpha explains how the first widget is installed."),
+            "/docs/b.html": page("Beta", "Beta explains how the second widget is configured."),
+        },
+        etags=etags,
+    )
+    with serve(site):
+        start = site.url("/docs/index.html")
+        synopsis.registered_sources.add(
+            RegisteredSource(
+                name="crawl",
+                kind="site",
+                location=start,
+                crawl_depth=1,
+                created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+            )
+        )
+        first = synopsis.sync_registered("crawl", options=OPTIONS).last_report
+        assert first is not None
+        assert (first.added, first.completed, first.requests) == (3, True, 3)
+        site.requests.clear()
+
+        again = synopsis.sync_registered("crawl", options=OPTIONS).last_report
+        assert again is not None
+        assert (again.unchanged, again.llm_calls, again.embedded_chunks) == (3, 0, 0)
+        assert again.requests == sum(site.requests.values()) == 3
+        assert again.not_modified == sum(site.not_modified.values()) == (3 if etags else 0)
+
+        site.pages["/docs/index.html"] = page("Widgets", 'Only <a href="a.html">install</a>.')
+        third = synopsis.sync_registered("crawl", options=OPTIONS).last_report
+        assert third is not None
+        assert (third.unchanged, third.changed, third.added, third.removed) == (1, 1, 0, 1)
+        assert third.completed
+        assert synopsis.source(site.url("/docs/b.html")) is None
+        assert _chunk_ids(synopsis) == _fresh(
+            start, synopsis.settings.max_tokens, "site", crawl_depth=1
+        )
+        assert_invariants(synopsis.store)
+
+
+def test_the_cli_syncs_an_llms_txt_index(synopsis: Synopsis, synced_settings: Settings) -> None:
+    """An llms.txt registered by its URL (kind found from it), synced twice through the
+    CLI: its list's links are the pages; the second sync asks each with its ETag."""
+    site = Site(
+        pages={
+            "/a.html": page("Alpha", "Alpha explains how the first widget is installed."),
+            "/b.html": page("Beta", "Beta explains how the second widget is configured."),
+        }
+    )
+    with serve(site):
+        code, out, err = cli(synced_settings, "sources", "add", "llms", site.llms_txt_url)
+        assert code == 0, err
+        assert f"llms-txt {site.llms_txt_url}" in out
+        code, out, err = cli(synced_settings, "sources", "sync", "llms")
+        assert code == 0, err
+        assert "0 unchanged, 0 changed, 2 added, 0 removed pages; 4 requests" in out
+        code, out, err = cli(synced_settings, "sources", "sync", "llms")
+        assert code == 0, err
+        assert (
+            "2 unchanged, 0 changed, 0 added, 0 removed pages; 4 requests (2 answered 304)" in out
+        )
+        assert "0 LLM calls, 0 chunks embedded" in out
+    assert {s for s, _ in _chunk_ids(synopsis)} == {site.url("/a.html"), site.url("/b.html")}
+
+
+def test_a_git_repository_syncs_commit_to_commit_on_the_real_stack(
+    synopsis: Synopsis, synced_settings: Settings, tmp_path: Path
+) -> None:
+    """A temporary repository with commits: a sync at the same commit reads nothing and
+    calls no model; at a new commit it reads the files that differ, removes the one that
+    is gone, and the index holds the chunk ids of a first sync of that commit."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit(
+        {
+            "docs/a.md": "# Alpha\n\nAlpha explains how the first widget is installed.\n",
+            "docs/b.md": "# Beta\n\nBeta explains how the second widget is configured.\n",
+        }
+    )
+    synopsis.registered_sources.add(
+        new_source("repo", str(repo.path), kind="git", subpath="docs", version="1.0")
+    )
+    first = synopsis.sync_registered("repo").last_report
+    assert first is not None
+    assert (first.added, first.completed) == (2, True)
+
+    again = synopsis.sync_registered("repo").last_report
+    assert again is not None
+    assert (again.unchanged, again.llm_calls, again.embedded_chunks) == (2, 0, 0)
+
+    commit = repo.commit(
+        {
+            "docs/a.md": None,
+            "docs/b.md": "# Beta\n\nBeta now explains how the widget is removed.\n",
+            "docs/c.md": "# Gamma\n\nGamma explains how the third widget runs.\n",
+        }
+    )
+    third = synopsis.sync_registered("repo")
+    report = third.last_report
+    assert report is not None
+    assert (report.unchanged, report.changed, report.added, report.removed) == (0, 1, 1, 1)
+    assert report.completed
+    assert third.commit == commit
+    assert synopsis.registered_sources.require("repo").commit == commit
+    fresh = MemoryIndex(max_tokens=synopsis.settings.max_tokens)
+    sync_source(fresh, dataclasses.replace(third, pages={}, commit=""), options=OPTIONS)
+    assert _chunk_ids(synopsis) == fresh.chunks()
+    assert {r.version for r in synopsis.sources()} == {"1.0"}
+    assert_invariants(synopsis.store)
+    code, out, err = cli(synced_settings, "sources", "list")
+    assert code == 0, err
+    assert f"{repo.path}@HEAD/docs ({commit[:12]})  version 1.0" in out
+
+
 def test_the_cli_registers_syncs_lists_and_removes_a_directory(
     synopsis: Synopsis, synced_settings: Settings, tmp_path: Path
 ) -> None:
@@ -145,6 +278,16 @@ def test_the_cli_registers_syncs_lists_and_removes_a_directory(
     code, out, err = cli(synced_settings, "sources", "sync", "local")
     assert code == 0, err
     assert "0 unchanged, 0 changed, 1 added, 0 removed" in out
+    code, out, err = cli(synced_settings, "sources", "edit", "local", "--version", "2.0")
+    assert code == 0, err
+    assert out == "edited local: version 2.0, synced when asked; 1 pages\n"
+    assert {r.version for r in synopsis.sources()} == {"2.0"}  # relabelled at once
+    code, _, err = cli(synced_settings, "sources", "edit", "local", "--group", "g", "--version", "")
+    assert code == 1
+    assert "needs a version" in err
+    code, _, err = cli(synced_settings, "sources", "edit", "local")
+    assert code == 2
+    assert "give --interval, --version or --group" in err
     (docs / "a.md").unlink()
     code, out, err = cli(synced_settings, "sources", "sync")
     assert code == 0, err

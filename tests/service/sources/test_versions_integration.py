@@ -110,3 +110,34 @@ def test_two_versions_are_searched_apart_and_the_default_is_the_latest(
         "v1.10",
         "v1.9",
     ]
+
+
+def test_an_edited_version_relabels_the_indexed_pages_in_place(
+    synopsis: Synopsis, tmp_path: Path
+) -> None:
+    """`sources edit` on the real stack: a new version label and group are given to the
+    chunks and summaries a sync indexed, without a fetch, an embedding or a model call;
+    the next sync then finds every page unchanged."""
+    folder = tmp_path / "quill"
+    folder.mkdir()
+    write_markdown(folder / "guide.md", "Quill guide", {"Colours": PAGES["1.9"]})
+    synopsis.registered_sources.add(new_source("quill", str(folder), version="1.9"))
+    assert synopsis.sync_registered("quill").last_report is not None
+    before = {hit.id: hit.indexed_at for hit in _search(synopsis, "*")}
+
+    source = synopsis.edit_registered("quill", version="2.0", group="quill", interval="6h")
+    assert (source.version, source.group, source.interval_seconds) == ("2.0", "quill", 21600)
+    assert not source.relabel_pending
+    stored = synopsis.registered_sources.require("quill")
+    assert (stored.version, stored.group, stored.relabel_pending) == ("2.0", "quill", False)
+    assert _versions(_search(synopsis, "2.0")) == {"quill": "2.0"}
+    assert _search(synopsis, "1.9") == []
+    assert _versions(_search(synopsis, "2.0", mode="summaries")) == {"quill": "2.0"}
+    assert {hit.id: hit.indexed_at for hit in _search(synopsis, "*")} == before  # in place
+    census = assert_invariants(synopsis.store)
+    assert sum(census.originals.values()) == len(before)
+
+    report = synopsis.sync_registered("quill").last_report
+    assert report is not None
+    assert (report.unchanged, report.llm_calls, report.embedded_chunks) == (1, 0, 0)
+    assert synopsis.latest_versions() == {"quill": "2.0"}
