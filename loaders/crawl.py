@@ -322,16 +322,35 @@ def crawl(
             http.close()
 
 
-def _submit_next(
+def _fetched_in_order(
     pool: ThreadPoolExecutor,
-    queue: Iterator[str],
-    pending: deque[tuple[str, Future[_R]]],
+    level: list[str],
     fetch: Callable[[str], _R],
-) -> None:
-    """Start fetching the next URL of the level, if any; results are read in order."""
-    url = next(queue, None)
-    if url is not None:
-        pending.append((url, pool.submit(fetch, url)))
+    *,
+    workers: int,
+    on_error: Callable[[LoaderError], None],
+) -> Iterator[tuple[str, _R]]:
+    """Fetch a level's URLs, at most `workers` at a time, and yield (url, result) in the
+    level's order; a URL whose fetch raised a `LoaderError` goes to `on_error` instead."""
+    queue = iter(level)
+    pending: deque[tuple[str, Future[_R]]] = deque()
+
+    def submit_next() -> None:
+        url = next(queue, None)
+        if url is not None:
+            pending.append((url, pool.submit(fetch, url)))
+
+    for _ in range(max(1, workers)):
+        submit_next()
+    while pending:
+        url, job = pending.popleft()
+        submit_next()
+        try:
+            result = job.result()
+        except LoaderError as error:
+            on_error(error)
+            continue
+        yield url, result
 
 
 def _crawl(
@@ -358,19 +377,9 @@ def _crawl(
         while frontier and budget > 0:
             level, frontier = frontier[:budget], []
             budget -= len(level)
-            pending: deque[tuple[str, Future[_Response]]] = deque()
-            queue = iter(level)
-
-            for _ in range(max(1, options.concurrency)):
-                _submit_next(pool, queue, pending, fetch)
-            while pending:
-                url, job = pending.popleft()
-                _submit_next(pool, queue, pending, fetch)
-                try:
-                    response = job.result()
-                except LoaderError as error:
-                    on_error(error)
-                    continue
+            for url, response in _fetched_in_order(
+                pool, level, fetch, workers=options.concurrency, on_error=on_error
+            ):
                 if response.url in done:
                     continue  # a redirect led to a page already loaded
                 done.add(response.url)

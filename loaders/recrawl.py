@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
@@ -32,9 +31,9 @@ from loaders.conditional import FetchedPage, fetch_page, page_documents
 from loaders.crawl import (
     _SKIPPED_SUFFIXES,
     _content_type,
+    _fetched_in_order,
     _Response,
     _Scope,
-    _submit_next,
     canonical_url,
 )
 from loaders.encoding import decode_text
@@ -138,19 +137,9 @@ def recrawl(
         while frontier and budget > 0:
             level, frontier = frontier[:budget], []
             budget -= len(level)
-            queue = iter(level)
-            pending: deque[tuple[str, Future[FetchedPage]]] = deque()
-
-            for _ in range(workers):
-                _submit_next(pool, queue, pending, fetch)
-            while pending:
-                url, job = pending.popleft()
-                _submit_next(pool, queue, pending, fetch)
-                try:
-                    fetched = job.result()
-                except LoaderError as error:
-                    on_error(error)
-                    continue
+            for url, fetched in _fetched_in_order(
+                pool, level, fetch, workers=workers, on_error=on_error
+            ):
                 if fetched.gone:
                     on_gone(url)
                     continue
