@@ -25,6 +25,9 @@ for a larger model):
   and answers only need to exist: jobs, faults, workers, hostile input, fuzzing, the
   cluster, the HTTP retriever, the page's upload, the evaluation runner. Such a test
   asserts nothing about the wording or a ranking that reads it.
+
+`SMALLEST_CHAT_MODEL`, `cheap_model_settings` and `model_env` are in
+tests/support/models.py.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.models import ensure_models
 from service.stack.progress import silent
+from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings
 
 #: Builds settings for a throwaway local stack: its own data dir under tmp_path and ports
 #: shifted by `offset` from the shared stack's. The binary cache stays shared, so nothing
@@ -99,47 +103,6 @@ def settings() -> Iterator[Settings]:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("SYNOPSIS_OLLAMA_URL", gate.url)
             yield dataclasses.replace(settings, ollama_url=gate.url)
-
-
-#: The smallest chat model of the local stack (SmolLM2-135M-Instruct, Q4_1, ~90 MB): the
-#: fastest to summarize with on a CPU.
-SMALLEST_CHAT_MODEL = "smollm2-135m-instruct"
-#: num_predict of a summary or an answer whose wording no test reads: a short sentence.
-CHEAP_SUMMARY_MAX_TOKENS = 24
-CHEAP_ANSWER_MAX_TOKENS = 40
-
-#: The settings fields that choose the chat model and how much it writes.
-MODEL_FIELDS = (
-    "chat_model",
-    "answer_model",
-    "summary_max_tokens",
-    "summary_guard",
-    "answer_max_tokens",
-)
-
-
-def cheap_model_settings(settings: Settings) -> Settings:
-    """`settings` with summaries and answers that only need to exist: the smallest chat
-    model writes both, briefly, and the summary guard (which would retry) is off."""
-    return dataclasses.replace(
-        settings,
-        chat_model=SMALLEST_CHAT_MODEL,
-        answer_model=SMALLEST_CHAT_MODEL,
-        summary_max_tokens=CHEAP_SUMMARY_MAX_TOKENS,
-        summary_guard=False,
-        answer_max_tokens=CHEAP_ANSWER_MAX_TOKENS,
-    )
-
-
-def model_env(settings: Settings) -> dict[str, str]:
-    """The `SYNOPSIS_*` variables that give a subprocess (`synopsis serve`, the CLI) the
-    chat model settings of `settings`."""
-    names = Settings.env_names()
-    return {
-        names[name]: str(int(value) if isinstance(value, bool) else value)
-        for name in MODEL_FIELDS
-        for value in [getattr(settings, name)]
-    }
 
 
 @pytest.fixture(scope="session")

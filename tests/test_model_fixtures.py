@@ -1,12 +1,13 @@
-"""The test suite's choice of chat model (tests/conftest.py): the cheap settings reach a
-`synopsis serve` subprocess unchanged, and they change only the model and its output."""
+"""The test suite's choice of chat model (tests/support/models.py): the cheap settings
+reach a `synopsis serve` subprocess unchanged, and they change only the model and its
+output."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from service.settings import Settings
-from tests.conftest import (
+from tests.support.models import (
     CHEAP_SUMMARY_MAX_TOKENS,
     MODEL_FIELDS,
     SMALLEST_CHAT_MODEL,

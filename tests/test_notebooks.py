@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 from service.connections import connect_weaviate
 from service.index.store import Store
 from service.settings import Settings
-from tests.conftest import model_env
+from tests.support.models import model_env
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 #: The collection prefix the notebooks use; dropped after each run even if a cell failed.

@@ -32,7 +32,7 @@ from service.index.store import Store
 from service.ingest.pipeline import IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.conftest import model_env
+from tests.support.models import model_env
 
 CONTROLFLOW = "/usr/share/doc/python3.11/html/tutorial/controlflow.html"
 #: Chunks of CONTROLFLOW at the default 500 tokens (`synopsis chunk` lists them).

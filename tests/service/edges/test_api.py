@@ -38,11 +38,11 @@ from service.query.search import Hit, SearchRequest
 from service.settings import Settings
 from service.sources import RegisteredSource, edited
 from service.synopsis import Synopsis
-from tests.conftest import cheap_model_settings
 from tests.service.edges.apps import client_over
 from tests.service.query.chat_models import ScriptedStreamModel
 from tests.service.serving import IN_PROCESS_URL
 from tests.service.sources.memory import MemoryRegistry
+from tests.support.models import cheap_model_settings
 
 HIT = Hit(
     id="00000000-0000-0000-0000-000000000001",

@@ -28,8 +28,8 @@ from service.connections import connect_weaviate
 from service.index.store import Store
 from service.jobs import JobStore
 from service.settings import Settings
-from tests.conftest import model_env
 from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
+from tests.support.models import model_env
 
 pytestmark = pytest.mark.integration
 

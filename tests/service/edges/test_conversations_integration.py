@@ -13,9 +13,9 @@ from service.edges.api import create_app
 from service.ingest.pipeline import IngestReport
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
-from tests.conftest import CHEAP_ANSWER_MAX_TOKENS
 from tests.service.conftest import CONTROLFLOW
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.models import CHEAP_ANSWER_MAX_TOKENS
 
 pytestmark = pytest.mark.integration
 
