@@ -40,14 +40,13 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import weaviate
-from langchain_core.documents import Document
 
 from loaders import load
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
@@ -56,25 +55,9 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.models import ensure_models
 from service.stack.progress import silent
+from tests.support.corpus import PYTHON_DOCS, LoadedCorpus
 from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings
-
-#: Builds settings for a throwaway local stack: its own data dir under tmp_path and ports
-#: shifted by `offset` from the shared stack's. The binary cache stays shared, so nothing
-#: is rebuilt.
-IsolatedSettings = Callable[..., Settings]
-
-#: Debian's python3.11-doc: every page of the Python 3.11 HTML documentation.
-PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
-
-
-@dataclasses.dataclass(frozen=True)
-class LoadedCorpus:
-    """`PYTHON_DOCS` as `loaders.load` yields it, with the errors it reported and the time."""
-
-    documents: list[Document]
-    errors: list[LoaderError]
-    seconds: float
-
+from tests.support.stacks import IsolatedSettings
 
 #: Set (e.g. to 0.8), every chat reply of the run is sampled at this temperature with a
 #: random seed, through a proxy in front of the stack's Ollama: a run on summaries and

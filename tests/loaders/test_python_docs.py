@@ -14,7 +14,7 @@ from loaders.documents import CONTENT_HASH, CONTENT_TYPE, HTML, SOURCE, TITLE, c
 from splitters.base.markdown_syntax import iter_code_blocks
 
 if TYPE_CHECKING:
-    from tests.conftest import LoadedCorpus
+    from tests.support.corpus import LoadedCorpus
 
 CORPUS = Path("/usr/share/doc/python3.11/html")
 PAGES = 530

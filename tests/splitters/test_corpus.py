@@ -16,7 +16,7 @@ from splitters import MarkdownHeaderSplitter, chunk_documents
 from splitters.base.markdown_syntax import fences_balanced, iter_code_blocks
 
 if TYPE_CHECKING:
-    from tests.conftest import LoadedCorpus
+    from tests.support.corpus import LoadedCorpus
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 MAX_TOKENS = 500

@@ -27,7 +27,6 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.conftest import IsolatedSettings
 from tests.service.conftest import (
     CONTROLFLOW,
     CONTROLFLOW_CHUNKS,
@@ -41,6 +40,7 @@ from tests.service.conftest import (
 )
 from tests.service.holds import mentioning, ollama_gate
 from tests.support.models import cheap_model_settings, model_env
+from tests.support.stacks import IsolatedSettings
 
 pytestmark = pytest.mark.integration
 

@@ -31,9 +31,9 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.conftest import IsolatedSettings
 from tests.service.conftest import assert_invariants, write_markdown
 from tests.support.models import cheap_model_settings
+from tests.support.stacks import IsolatedSettings
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from service.edges.cli import main
 from service.errors import PortInUseError
 from service.settings import Settings
 from service.stack import LocalStack
-from tests.conftest import IsolatedSettings
+from tests.support.stacks import IsolatedSettings
 
 
 def _environment(settings: Settings) -> dict[str, str]:

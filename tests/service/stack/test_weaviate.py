@@ -15,7 +15,7 @@ from weaviate.collections import Collection
 from service.connections import connect_weaviate
 from service.settings import Settings
 from service.stack import LocalStack
-from tests.conftest import IsolatedSettings
+from tests.support.stacks import IsolatedSettings
 
 pytestmark = pytest.mark.integration
 
