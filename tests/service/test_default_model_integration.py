@@ -30,7 +30,7 @@ from service.query.grounding import extractive_answer
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW
+from tests.support.corpus import CONTROLFLOW
 
 pytestmark = pytest.mark.integration
 

@@ -28,10 +28,10 @@ from service.edges.api import create_app
 from service.index.store import Store
 from service.settings import Settings
 from service.stack import LocalStack
-from tests.service.conftest import assert_invariants
 from tests.service.holds import summaries_held
 from tests.service.jobs.test_faults import _assert_503, _descendants, _drop, _ended, _wait
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.invariants import assert_invariants
 from tests.support.models import cheap_model_settings
 from tests.support.stacks import IsolatedSettings
 

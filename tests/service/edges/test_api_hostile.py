@@ -34,9 +34,9 @@ from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.loaders.hostile import FILES, HTTP, HostileServer, hostile_server
 from tests.loaders.test_hostile import EXPECTED
-from tests.service.conftest import assert_invariants
 from tests.service.edges.test_api import _events
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

@@ -35,9 +35,11 @@ from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.loaders.pdfs import sample_pdf
 from tests.loaders.test_docx import write_docx
-from tests.service.conftest import assert_invariants, census, cli, six_sections_markdown
 from tests.service.holds import summaries_held
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.cli import cli
+from tests.support.documents import six_sections_markdown
+from tests.support.invariants import assert_invariants, census
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,8 @@ from service.ingest.pipeline import IngestReport
 from service.query.answer import DONT_KNOW
 from service.query.grounding import extractive_answer
 from service.settings import Settings
-from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS, cli
+from tests.support.cli import cli
+from tests.support.corpus import CONTROLFLOW, CONTROLFLOW_CHUNKS
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from service.edges.api import create_app
 from service.ingest.pipeline import IngestReport
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
-from tests.service.conftest import CONTROLFLOW
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.corpus import CONTROLFLOW
 from tests.support.models import CHEAP_ANSWER_MAX_TOKENS
 
 pytestmark = pytest.mark.integration

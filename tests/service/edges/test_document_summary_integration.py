@@ -15,8 +15,9 @@ from service.edges.api import create_app
 from service.ingest.pipeline import IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS, cli
 from tests.service.serving import IN_PROCESS_URL
+from tests.support.cli import cli
+from tests.support.corpus import CONTROLFLOW, CONTROLFLOW_CHUNKS
 
 pytestmark = pytest.mark.integration
 

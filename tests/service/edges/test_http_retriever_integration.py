@@ -38,8 +38,8 @@ from service.jobs import JobStore
 from service.query.search import search_request
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import write_markdown
 from tests.service.serving import free_port, kill_group, start_serve, wait_healthy
+from tests.support.documents import write_markdown
 from tests.support.models import model_env
 
 pytestmark = pytest.mark.integration

@@ -34,8 +34,8 @@ from service.ingest.pipeline import IngestReport
 from service.query.injection import CLOSE_TAG, DATA_NOTE
 from service.synopsis import Synopsis
 from splitters.encoding import count_tokens
-from tests.service.conftest import CONTROLFLOW, CORE_PREFIX
 from tests.service.serving import SYNOPSIS, free_port, kill_group, start_serve, wait_healthy
+from tests.support.corpus import CONTROLFLOW, CORE_PREFIX
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,7 @@ from service.ingest.pipeline import IngestReport
 from service.jobs import JobStore
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
-from tests.service.conftest import CONTROLFLOW
+from tests.support.corpus import CONTROLFLOW
 
 pytestmark = pytest.mark.integration
 

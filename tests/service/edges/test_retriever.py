@@ -12,7 +12,7 @@ from service.edges.retriever import SummaryRetriever
 from service.ingest.pipeline import IngestReport
 from service.query.search import SearchRequest
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW
+from tests.support.corpus import CONTROLFLOW
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,8 @@ import pytest
 
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import assert_invariants, write_markdown
+from tests.support.documents import write_markdown
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

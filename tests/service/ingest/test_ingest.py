@@ -27,18 +27,17 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.service.conftest import (
+from tests.service.holds import mentioning, ollama_gate
+from tests.support.cli import cli
+from tests.support.corpus import (
     CONTROLFLOW,
     CONTROLFLOW_CHUNKS,
     CONTROLFLOW_HEAD,
     CONTROLFLOW_HEAD_CHUNKS,
-    assert_invariants,
-    census,
-    cli,
     write_controlflow_markdown,
-    write_markdown,
 )
-from tests.service.holds import mentioning, ollama_gate
+from tests.support.documents import write_markdown
+from tests.support.invariants import assert_invariants, census
 from tests.support.models import cheap_model_settings, model_env
 from tests.support.stacks import IsolatedSettings
 

@@ -10,7 +10,8 @@ from service.ingest.pipeline import IngestReport
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW, assert_invariants
+from tests.support.corpus import CONTROLFLOW
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

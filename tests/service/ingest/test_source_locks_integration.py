@@ -26,8 +26,8 @@ from service.ingest.pipeline import IngestEvent, IngestReport, _unique_chunks
 from service.settings import Settings
 from service.synopsis import Synopsis
 from splitters import chunk_documents
-from tests.service.conftest import assert_invariants
 from tests.service.test_deadlines import SLACK
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

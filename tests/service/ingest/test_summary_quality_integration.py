@@ -28,7 +28,7 @@ from service.ingest.resummarize import resummarize
 from service.ingest.summarize import Summarizer, clean_for_prompt
 from service.settings import Settings
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS
+from tests.support.corpus import CONTROLFLOW, CONTROLFLOW_CHUNKS
 
 pytestmark = pytest.mark.integration
 

@@ -38,9 +38,10 @@ from service.settings import Settings
 from service.stack import LocalStack
 from splitters import chunk_documents
 from splitters.base.metadata import HEADERS
-from tests.service.conftest import assert_invariants, six_sections_markdown
 from tests.service.holds import OllamaGate, chat_after, ollama_gate, summaries_held
 from tests.service.serving import IN_PROCESS_URL, free_port, start_serve, wait_healthy
+from tests.support.documents import six_sections_markdown
+from tests.support.invariants import assert_invariants
 from tests.support.models import cheap_model_settings, model_env
 from tests.support.stacks import IsolatedSettings
 

@@ -13,7 +13,7 @@ from service.errors import ConfigurationError
 from service.models.captions import OllamaCaptioner, load_options
 from service.settings import LOADER_LIMITS, Settings
 from tests.loaders.pdfs import sample_pdf
-from tests.service.conftest import cli
+from tests.support.cli import cli
 
 
 def test_without_a_vision_model_images_are_only_counted() -> None:

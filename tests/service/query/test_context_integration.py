@@ -14,7 +14,7 @@ from service.query.context import ContextRequest
 from service.query.search import search_request
 from service.synopsis import Synopsis
 from splitters.encoding import count_tokens
-from tests.service.conftest import CONTROLFLOW, CONTROLFLOW_CHUNKS
+from tests.support.corpus import CONTROLFLOW, CONTROLFLOW_CHUNKS
 
 pytestmark = pytest.mark.integration
 

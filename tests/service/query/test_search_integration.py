@@ -11,7 +11,8 @@ from service.index.records import OriginalRecord, SummaryRecord, indexed_text
 from service.ingest.pipeline import IngestReport
 from service.query.search import Mode, SearchRequest
 from service.synopsis import Synopsis
-from tests.service.conftest import CONTROLFLOW, write_markdown
+from tests.support.corpus import CONTROLFLOW
+from tests.support.documents import write_markdown
 
 pytestmark = pytest.mark.integration
 

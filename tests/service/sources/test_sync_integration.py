@@ -36,11 +36,12 @@ from service.sources import (
     sync_source,
 )
 from service.synopsis import Synopsis
-from tests.service.conftest import assert_invariants, cli
 from tests.service.serving import IN_PROCESS_URL
 from tests.service.sources.memory import MemoryIndex, registered
 from tests.service.sources.repo import Repo
 from tests.service.sources.site import Site, page, serve
+from tests.support.cli import cli
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,8 @@ from service.query.search import Hit, search_request
 from service.settings import Settings
 from service.sources import new_source
 from service.synopsis import Synopsis
-from tests.service.conftest import assert_invariants, write_markdown
+from tests.support.documents import write_markdown
+from tests.support.invariants import assert_invariants
 
 pytestmark = pytest.mark.integration
 

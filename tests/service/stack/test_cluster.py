@@ -31,7 +31,8 @@ from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack
 from service.synopsis import Synopsis
-from tests.service.conftest import assert_invariants, write_markdown
+from tests.support.documents import write_markdown
+from tests.support.invariants import assert_invariants
 from tests.support.models import cheap_model_settings
 from tests.support.stacks import IsolatedSettings
 
