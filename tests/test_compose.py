@@ -158,6 +158,7 @@ def test_every_synopsis_variable_is_a_settings_field(compose: dict[str, Any]) ->
         ("SYNOPSIS_API_ALLOWED_HOSTS", "${SYNOPSIS_API_ALLOWED_HOSTS:-}", ""),
         ("SYNOPSIS_API_WORKERS", "${SYNOPSIS_API_WORKERS:-1}", "1"),
         ("SYNOPSIS_CHAT_MODEL", "${SYNOPSIS_CHAT_MODEL:-llama3.1}", "llama3.1"),
+        ("SYNOPSIS_ANSWER_MODEL", "${SYNOPSIS_ANSWER_MODEL:-}", ""),
         (
             "SYNOPSIS_EMBEDDING_MODEL",
             "${SYNOPSIS_EMBEDDING_MODEL:-mxbai-embed-large}",
@@ -178,6 +179,8 @@ def test_synopsis_environment_loads_into_external_settings(compose: dict[str, An
     settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
     assert (settings.uses_local_weaviate, settings.uses_local_ollama) == (False, False)
     assert (settings.chat_model, settings.embedding_model) == ("llama3.1", "mxbai-embed-large")
+    # The local stack's default answer model is not pulled here: the chat model answers.
+    assert settings.resolved_answer_model == "llama3.1"
     assert settings.weaviate_grpc_port == 50051
 
 
@@ -185,11 +188,12 @@ def test_models_step_pulls_the_models_synopsis_uses(compose: dict[str, Any]) -> 
     services = _services(compose)
     pull = _environment(services["ollama-models"])
     uses = _environment(services["synopsis"])
-    for variable in ("SYNOPSIS_CHAT_MODEL", "SYNOPSIS_EMBEDDING_MODEL"):
+    for variable in ("SYNOPSIS_CHAT_MODEL", "SYNOPSIS_ANSWER_MODEL", "SYNOPSIS_EMBEDDING_MODEL"):
         assert pull[variable] == uses[variable]
     command = " ".join(services["ollama-models"]["command"])
     assert command == (
         'ollama pull "$$SYNOPSIS_CHAT_MODEL" && ollama pull "$$SYNOPSIS_EMBEDDING_MODEL"'
+        ' && { [ -z "$$SYNOPSIS_ANSWER_MODEL" ] || ollama pull "$$SYNOPSIS_ANSWER_MODEL"; }'
     )
     assert pull["OLLAMA_HOST"] == "ollama:11434"
     assert services["ollama-models"]["restart"] == "no"

@@ -195,7 +195,7 @@ def test_other_variables_are_ignored() -> None:
 def test_reads_os_environ_only_when_no_mapping_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYNOPSIS_CHAT_MODEL", "from-os-environ")
     assert Settings.from_env().chat_model == "from-os-environ"
-    assert Settings.from_env({}).chat_model == "smollm2-135m-instruct"
+    assert Settings.from_env({}).chat_model == "qwen2.5-coder-1.5b-instruct"
 
 
 @pytest.mark.parametrize(
@@ -305,11 +305,15 @@ def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
     assert derived == {**ports, "raft rpc": ports["raft"] + 1}
 
 
-def test_the_answer_model_defaults_to_the_chat_model() -> None:
-    assert Settings().resolved_answer_model == "smollm2-135m-instruct"
+def test_the_answer_model_is_its_own_default_and_empty_means_the_chat_model() -> None:
+    assert Settings().resolved_answer_model == "qwen2.5-coder-0.5b-instruct"
+    empty = Settings.from_env({"SYNOPSIS_ANSWER_MODEL": "", "SYNOPSIS_CHAT_MODEL": "x"})
+    assert (empty.answer_model, empty.resolved_answer_model) == ("", "x")
     settings = Settings.from_env({"SYNOPSIS_ANSWER_MODEL": "llama3.1", "SYNOPSIS_CHAT_MODEL": "x"})
     assert (settings.answer_model, settings.resolved_answer_model) == ("llama3.1", "llama3.1")
-    assert Settings.from_env({"SYNOPSIS_CHAT_MODEL": "x"}).resolved_answer_model == "x"
+    assert Settings.from_env({"SYNOPSIS_CHAT_MODEL": "x"}).resolved_answer_model == (
+        "qwen2.5-coder-0.5b-instruct"
+    )
 
 
 @pytest.mark.parametrize("raw", ["-0.1", "1.5"])
