@@ -487,7 +487,7 @@ class Settings:
         "chunk's own vector).",
     )
     search_summary_keyword_weight: float = setting(
-        0.5,
+        0.0,
         "`joint` mode: the weight of the summary's words in BM25 against the chunk's, 0 to 1 "
         "(0: BM25 reads the chunk only).",
     )

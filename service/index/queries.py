@@ -111,7 +111,7 @@ class SummaryUse:
     vector: SummaryVector = "context"  # which of its vectors joins the chunk's own
     weight: float = 1.0  # that vector's share of the vector score (the rest: `content`)
     # The weight of the summary's words in BM25 against the chunk's own (0: not read).
-    keyword_weight: float = 0.5
+    keyword_weight: float = 0.0
 
     def keyword_properties(self) -> list[str]:
         """The properties BM25 reads, with the summary's boost (`summary^0.5`)."""

@@ -5,8 +5,9 @@ Modes:
 - `joint` (default): hybrid over the chunks, each scored together with its summary — the
   vector part reads the chunk's `context` vector (its summary and its text embedded
   together; `summary_vector` and `summary_weight` choose another vector or a share of the
-  chunk's own), and BM25 reads the summary's text beside the chunk's at half weight
-  (`summary_keyword_weight`). The summary is the chunk's context, not a competitor.
+  chunk's own), and BM25 reads the chunk alone (`summary_keyword_weight` 0; above 0 it
+  also reads the summary's words at that weight). The summary is the chunk's context, not
+  a competitor.
 - `summaries`: hybrid over SummarizedDocuments, then the originals they summarize (fetched
   by `original_id`, which measured faster than resolving `originalDocument`).
 - `originals`: hybrid over the chunks alone (their `content` vector and text): the same
@@ -74,7 +75,7 @@ class SearchRequest:
     # the `originals` mode).
     summary_vector: SummaryVector = "context"
     summary_weight: float = 1.0
-    summary_keyword_weight: float = 0.5
+    summary_keyword_weight: float = 0.0
     source: str | None = None
     source_prefix: str | None = None
     header_prefix: str | None = None

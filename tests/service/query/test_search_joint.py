@@ -73,10 +73,11 @@ def test_the_mode_decides_what_the_chunks_leg_reads_of_the_summaries(
     )
 
 
-def test_the_defaults_read_the_context_vector_and_the_summarys_words_at_half_weight() -> None:
+def test_the_defaults_read_the_context_vector_and_bm25_over_the_chunk_alone() -> None:
     use = SearchRequest(query="q").summary_use()
-    assert use == SummaryUse(vector="context", weight=1.0, keyword_weight=0.5)
-    assert use.keyword_properties() == ["content", "headers", "identifiers", "summary^0.5"]
+    assert use == SummaryUse(vector="context", weight=1.0, keyword_weight=0.0)
+    assert use.keyword_properties() == ["content", "headers", "identifiers"]
+    assert SummaryUse(keyword_weight=0.5).keyword_properties()[-1] == "summary^0.5"
     assert SummaryUse(keyword_weight=1.0).keyword_properties()[-1] == "summary"
     assert SummaryUse(keyword_weight=0.0).keyword_properties() == [
         "content",
@@ -90,7 +91,7 @@ def test_the_defaults_read_the_context_vector_and_the_summarys_words_at_half_wei
     [
         # The index has no context vectors yet: the layout it was built for.
         ("context", SummaryUse(vector="summary", weight=0.5, keyword_weight=1.0)),
-        ("summary", SummaryUse(vector="summary", weight=0.5, keyword_weight=0.5)),
+        ("summary", SummaryUse(vector="summary", weight=0.5, keyword_weight=0.0)),
     ],
 )
 def test_an_index_without_context_vectors_is_searched_the_way_it_was_built_for(
