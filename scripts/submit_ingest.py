@@ -116,11 +116,23 @@ def run(client: httpx.Client, sources: list[str], *, timeout: float, poll: float
     started = time.monotonic()
     jobs = submit(client, sources)
     for job in jobs:
-        print(f"job {job['id']} queued: GET {client.base_url}jobs/{job['id']}", flush=True)
+        address = f"{str(client.base_url).rstrip('/')}/jobs/{job['id']}"
+        print(f"job {job['id']} queued: GET {address}", flush=True)
     shown: dict[str, str] = {}
     while True:
-        jobs = [checked(client.get(f"/jobs/{job['id']}")) for job in jobs]
-        listed = checked_list(client.get("/documents"))
+        replies = [client.get(f"/jobs/{job['id']}") for job in jobs]
+        listing = client.get("/documents")
+        # 503: for a moment while the job creates the collections, Weaviate cannot list
+        # them yet; the API says to try again, so the next poll does.
+        if any(reply.status_code == 503 for reply in [*replies, listing]):
+            if time.monotonic() - started > timeout:
+                checked_list(listing)  # each raises SystemExit with the reply
+                for reply in replies:
+                    checked(reply)
+            time.sleep(poll)
+            continue
+        jobs = [checked(reply) for reply in replies]
+        listed = checked_list(listing)
         indexed = {item["source"]: int(item["chunks"]) for item in listed}
         for job in jobs:
             line = describe(job)

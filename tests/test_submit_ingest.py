@@ -135,3 +135,37 @@ def test_run_gives_up_after_its_timeout(tmp_path: Path) -> None:
     api = FakeApi(polls=10**9)
     with httpx.Client(base_url="http://api", transport=httpx.MockTransport(api)) as client:
         assert submit_ingest.run(client, [str(docs)], timeout=0.05, poll=0.01) == 1
+
+
+class BusyFirstApi(FakeApi):
+    """As FakeApi, but its first `busy` listings answer 503, as the API does while Weaviate
+    cannot list the collections a job has just created."""
+
+    def __init__(self, polls: int, busy: int) -> None:
+        super().__init__(polls)
+        self.busy = busy
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path == "/documents" and self.busy:
+            self.busy -= 1
+            return httpx.Response(503, headers={"Retry-After": "1"}, json={"status_code": 503})
+        return super().__call__(request)
+
+
+def test_a_503_while_polling_is_waited_out(tmp_path: Path) -> None:
+    docs = make_tree(tmp_path)
+    api = BusyFirstApi(polls=3, busy=2)
+    with httpx.Client(base_url="http://api", transport=httpx.MockTransport(api)) as client:
+        assert submit_ingest.run(client, [str(docs)], timeout=10, poll=0) == 0
+    assert api.busy == 0
+
+
+def test_a_503_that_lasts_past_the_timeout_fails_with_the_reply(tmp_path: Path) -> None:
+    docs = make_tree(tmp_path)
+    api = BusyFirstApi(polls=3, busy=10**9)
+    transport = httpx.MockTransport(api)
+    with (
+        httpx.Client(base_url="http://api", transport=transport) as client,
+        pytest.raises(SystemExit, match="GET /documents: 503"),
+    ):
+        submit_ingest.run(client, [str(docs)], timeout=0.05, poll=0.01)
