@@ -328,7 +328,7 @@ class Settings:
     # Chosen by the rule in docs/eval.md ("Choosing the summarizer and the answer model").
     chat_model: str = setting(
         "qwen2.5-coder-1.5b-instruct",
-        "The Ollama model that writes summaries (and answers, unless `answer_model` is set).",
+        "The Ollama model that writes summaries (and answers when `answer_model` is empty).",
     )
     # An answer is one call where an ingest makes thousands of summaries, so the two can
     # differ; Ollama keeps it loaded beside the chat model. The default answers as often

@@ -1,4 +1,4 @@
-"""Grounded answers: the chat model answers from the retrieved originals only, citing them.
+"""Grounded answers: the answer model answers from the retrieved originals only, citing them.
 
 Two checks answer "I don't know" without calling the model: no passage passed the
 relevance gate, or the question names something that no retrieved passage mentions
