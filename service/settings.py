@@ -22,6 +22,7 @@ from typing import Literal, TypeVar
 import platformdirs
 
 from service.errors import ConfigurationError
+from service.index.queries import DEFAULT_SUMMARY_USE
 from service.index.records import SummaryVector
 from service.query.modes import Mode
 
@@ -477,17 +478,17 @@ class Settings:
         "joint", "The search mode unless the request says otherwise (docs/search.md)."
     )
     search_summary_vector: SummaryVector = setting(
-        "context",
+        DEFAULT_SUMMARY_USE.vector,
         "`joint` mode: the summary vector it reads (`context`: summary and chunk embedded "
         "together; `summary`: the summary alone).",
     )
     search_summary_weight: float = setting(
-        1.0,
+        DEFAULT_SUMMARY_USE.weight,
         "`joint` mode: the summary vector's share of the vector score, 0 to 1 (the rest: the "
         "chunk's own vector).",
     )
     search_summary_keyword_weight: float = setting(
-        0.0,
+        DEFAULT_SUMMARY_USE.keyword_weight,
         "`joint` mode: the weight of the summary's words in BM25 against the chunk's, 0 to 1 "
         "(0: BM25 reads the chunk only).",
     )

@@ -16,6 +16,7 @@ from service.index.records import SummaryVector, header_path
 
 __all__ = [
     "CHUNK_KEYWORD_PROPERTIES",
+    "DEFAULT_SUMMARY_USE",
     "ORIGINAL_HIT_PROPERTIES",
     "HybridQuery",
     "Match",
@@ -106,7 +107,9 @@ class HybridQuery:
 
 @dataclass(frozen=True, kw_only=True)
 class SummaryUse:
-    """How a search over the chunks reads each chunk's attached summary."""
+    """How a search over the chunks reads each chunk's attached summary. Its defaults are
+    `joint` search's (`DEFAULT_SUMMARY_USE`), chosen by the rule in docs/eval.md; the
+    search request and the settings take theirs from here."""
 
     vector: SummaryVector = "context"  # which of its vectors joins the chunk's own
     weight: float = 1.0  # that vector's share of the vector score (the rest: `content`)
@@ -119,6 +122,10 @@ class SummaryUse:
             return list(CHUNK_KEYWORD_PROPERTIES)
         boost = "" if self.keyword_weight == 1.0 else f"^{self.keyword_weight:g}"
         return [*CHUNK_KEYWORD_PROPERTIES, f"summary{boost}"]
+
+
+#: How `joint` search reads the summaries unless told otherwise.
+DEFAULT_SUMMARY_USE = SummaryUse()
 
 
 @dataclass(frozen=True, kw_only=True)

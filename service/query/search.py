@@ -39,7 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from service.errors import InvalidSourceError, SearchError
 from service.index.identifiers import extract_identifiers
 from service.index.interfaces import SearchStore
-from service.index.queries import HybridQuery, Match, SearchFilters, SummaryUse
+from service.index.queries import (
+    DEFAULT_SUMMARY_USE,
+    HybridQuery,
+    Match,
+    SearchFilters,
+    SummaryUse,
+)
 from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryKind, SummaryVector
 from service.index.rows import attached_summary
 from service.index.versions import ALL_VERSIONS, check_version
@@ -73,9 +79,9 @@ class SearchRequest:
     # chunk embedded together; `summary`: the summary alone), its share of the vector
     # score, and the weight of the summary's words in BM25 against the chunk's (both 0:
     # the `originals` mode).
-    summary_vector: SummaryVector = "context"
-    summary_weight: float = 1.0
-    summary_keyword_weight: float = 0.0
+    summary_vector: SummaryVector = DEFAULT_SUMMARY_USE.vector
+    summary_weight: float = DEFAULT_SUMMARY_USE.weight
+    summary_keyword_weight: float = DEFAULT_SUMMARY_USE.keyword_weight
     source: str | None = None
     source_prefix: str | None = None
     header_prefix: str | None = None
