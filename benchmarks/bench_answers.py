@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import dataclasses
 import datetime as dt
 import platform
 import statistics
@@ -224,7 +223,7 @@ def main() -> None:
         done = {(record["set"], record["line"]) for record in records}
         for name, (path, prefix) in SETS.items():
             queries = sample(load_queries(Path(path)), stride=args.stride, limit=args.limit)
-            with Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix)) as synopsis:
+            with Synopsis.open(settings.with_overrides(collection_prefix=prefix)) as synopsis:
                 if not synopsis.index_exists():
                     absent.append(f"{name} (no collections with prefix {prefix!r})")
                     continue

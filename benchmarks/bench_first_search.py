@@ -16,7 +16,6 @@ tutorial searchable within 60 s of the start.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import os
 import signal
@@ -55,7 +54,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
 
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
+    settings = Settings.from_env().with_overrides(collection_prefix=args.prefix)
     expected = expected_chunks(args.sources, settings.max_tokens)
     synopsis = Synopsis.open(settings)
     synopsis.store.drop()

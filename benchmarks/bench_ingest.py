@@ -244,7 +244,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the BenchIngest collections")
     args = parser.parse_args()
     sources = [str(TUTORIAL / s) if "/" not in s else s for s in args.sources]
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=PREFIX)
+    settings = Settings.from_env().with_overrides(collection_prefix=PREFIX)
     pid_file = settings.data_dir / "run" / "ollama.pid"
     ollama_pid = int(pid_file.read_text().strip())
 

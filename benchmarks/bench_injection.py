@@ -34,7 +34,6 @@ docs/answers.md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import html
 import json
@@ -245,7 +244,7 @@ def main() -> None:
         print(f"{pages} pages, {len(flagged)} parts taken for instructions to a model")
         return
 
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
+    settings = Settings.from_env().with_overrides(collection_prefix=args.prefix)
     records = load_records(args.raw)
     if not args.recheck:
         commit = _commit(Path(service.__file__).parent)  # the code that asks

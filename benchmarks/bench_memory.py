@@ -25,7 +25,6 @@ reported in its section. The figures go to the "memory" section of docs/benchmar
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -122,7 +121,7 @@ def case_search(prefix: str) -> dict[str, object]:
     from service.settings import Settings
     from service.synopsis import Synopsis
 
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=prefix)
+    settings = Settings.from_env().with_overrides(collection_prefix=prefix)
     with Synopsis.open(settings) as synopsis:
         synopsis.search(SearchRequest(query=QUERIES[0]))
         setup = status_mib("VmHWM")

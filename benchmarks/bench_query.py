@@ -50,7 +50,6 @@ over the wall time of the level.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import functools
 import os
@@ -671,7 +670,7 @@ def main() -> None:
         help="the docs/benchmarks.md section to write (another keeps the default's figures)",
     )
     args = parser.parse_args()
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=args.prefix)
+    settings = Settings.from_env().with_overrides(collection_prefix=args.prefix)
     names = Settings.env_names()
     variables = [names["query_embedding_batch_size"], names["query_embedding_timeout"]]
     command = (

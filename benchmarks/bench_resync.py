@@ -23,7 +23,6 @@ of the first sync's (issue 26's goals: at most 3 % with ETags, 10 % without).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import sys
 import time
@@ -96,7 +95,7 @@ def main() -> int:
     args = parser.parse_args()
     kind: SourceKind = args.kind
 
-    settings = dataclasses.replace(Settings.from_env(), collection_prefix=PREFIX)
+    settings = Settings.from_env().with_overrides(collection_prefix=PREFIX)
     synopsis = Synopsis.open(settings)
     synopsis.store.drop()
     synopsis.registered_sources.drop()

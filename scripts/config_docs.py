@@ -1,5 +1,5 @@
-"""Write docs/configuration.md from the `Settings` fields: every variable, its type, its
-default, its allowed values where they are fixed, and what it does, by topic.
+"""Write docs/configuration.md from the settings: every variable, its type, its default,
+its allowed values where they are fixed, and what it does, by topic.
 
 uv run python scripts/config_docs.py          # rewrite docs/configuration.md
 uv run python scripts/config_docs.py --check  # exit 1 if docs/configuration.md is out of date
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-import typing
 from pathlib import Path
 
 from service.settings import TOPICS, Settings
@@ -61,17 +60,15 @@ def _with_variables(text: str, names: dict[str, str]) -> str:
 
 def render() -> str:
     """docs/configuration.md as it should be."""
-    hints = typing.get_type_hints(Settings)
-    fields = {field.name: field for field in dataclasses.fields(Settings)}
     names = Settings.env_names()
     choices = Settings.choices()
     descriptions = Settings.descriptions()
     parts = [
         "# Configuration\n",
-        "Generated from `service/settings.py` by `uv run python scripts/config_docs.py`; "
+        "Generated from `service/settings/` by `uv run python scripts/config_docs.py`; "
         "`tests/test_config_docs.py` fails when it is out of date.\n",
-        "Synopsis reads its settings once, from environment variables: the field `name` of "
-        "`Settings` is set by `SYNOPSIS_<NAME>`, and a variable left unset keeps its "
+        "Synopsis reads its settings once, from environment variables: the setting `name` "
+        "is set by `SYNOPSIS_<NAME>`, and a variable left unset keeps its "
         "default. A boolean is `true`/`false`, `1`/`0`, `yes`/`no` or `on`/`off`; "
         "surrounding spaces are ignored. A value of the wrong type, outside its allowed "
         "values, or outside the bounds the settings check (ports, shares, limits of at "
@@ -86,10 +83,11 @@ def render() -> str:
             "|---|---|---|---|",
         ]
         for name in members:
-            kind = _kind(hints[name], choices.get(name))
+            field, hint = Settings.field_of(name)
+            kind = _kind(hint, choices.get(name))
             description = _with_variables(descriptions[name], names)
             rows.append(
-                f"| `{names[name]}` | {_cell(kind)} | {_cell(_default(fields[name]))} "
+                f"| `{names[name]}` | {_cell(kind)} | {_cell(_default(field))} "
                 f"| {_cell(description)} |"
             )
         parts.append("\n".join(rows) + "\n")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import random
 import sys
@@ -121,7 +120,7 @@ def _request(row: dict[str, Any]) -> SummaryRequest:
 
 
 def generate(settings: Settings, model: str, *, strict: bool) -> None:
-    settings = dataclasses.replace(settings, chat_model=model)
+    settings = settings.with_overrides(chat_model=model)
     ensure_stack(settings)
     summarizer = Summarizer(
         chat_model(settings), model_name=model, timeout=settings.summary_timeout

@@ -32,7 +32,6 @@ tests/support/models.py.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import sys
@@ -85,7 +84,7 @@ def settings() -> Iterator[Settings]:
         # Subprocesses and the in-process CLI read the environment.
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("SYNOPSIS_OLLAMA_URL", gate.url)
-            yield dataclasses.replace(settings, ollama_url=gate.url)
+            yield settings.with_overrides(ollama_url=gate.url)
 
 
 @pytest.fixture(scope="session")
@@ -131,8 +130,7 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
     base = Settings.from_env()
 
     def make(offset: int, *, weaviate: bool = True, ollama: bool = True) -> Settings:
-        isolated = dataclasses.replace(
-            base,
+        isolated = base.with_overrides(
             data_dir=tmp_path / f"stack-{offset}",
             weaviate_url="" if weaviate else f"http://127.0.0.1:{base.local_weaviate_port}",
             ollama_url="" if ollama else base.resolved_ollama_url,

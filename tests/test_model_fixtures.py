@@ -4,8 +4,6 @@ output."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from service.settings import Settings
 from tests.support.models import (
     CHEAP_SUMMARY_MAX_TOKENS,
@@ -17,7 +15,7 @@ from tests.support.models import (
 
 
 def test_cheap_settings_use_the_smallest_model_briefly_without_the_guard() -> None:
-    base = Settings(collection_prefix="TestX", summary_timeout=9.0)
+    base = Settings().with_overrides(collection_prefix="TestX", summary_timeout=9.0)
     cheap = cheap_model_settings(base)
     assert (cheap.chat_model, cheap.resolved_answer_model) == (
         SMALLEST_CHAT_MODEL,
@@ -25,13 +23,13 @@ def test_cheap_settings_use_the_smallest_model_briefly_without_the_guard() -> No
     )
     assert (cheap.summary_max_tokens, cheap.summary_guard) == (CHEAP_SUMMARY_MAX_TOKENS, False)
     assert cheap.answer_max_tokens < base.answer_max_tokens
-    unchanged = {f.name for f in dataclasses.fields(Settings)} - set(MODEL_FIELDS)
-    assert all(getattr(cheap, name) == getattr(base, name) for name in unchanged)
+    unchanged = set(Settings.env_names()) - set(MODEL_FIELDS)
+    assert all(cheap.value(name) == base.value(name) for name in unchanged)
 
 
 def test_model_env_gives_a_subprocess_the_same_model_settings() -> None:
     for settings in (Settings(), cheap_model_settings(Settings())):
         loaded = Settings.from_env(model_env(settings))
-        assert [getattr(loaded, name) for name in MODEL_FIELDS] == [
-            getattr(settings, name) for name in MODEL_FIELDS
+        assert [loaded.value(name) for name in MODEL_FIELDS] == [
+            settings.value(name) for name in MODEL_FIELDS
         ]

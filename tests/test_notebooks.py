@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -66,7 +65,7 @@ def test_notebook_runs_top_to_bottom(
 
 
 def _drop_notebook_collections(settings: Settings) -> None:
-    client = connect_weaviate(dataclasses.replace(settings, collection_prefix=NOTEBOOK_PREFIX))
+    client = connect_weaviate(settings.with_overrides(collection_prefix=NOTEBOOK_PREFIX))
     try:
         store = Store(client, prefix=NOTEBOOK_PREFIX)
         if store.exists():

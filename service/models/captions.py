@@ -87,7 +87,7 @@ def load_options(
     """Loader options from the settings: the crawl's extent, the limits on what a source
     may expand to (`LOADER_LIMITS`); with a `vision_model`, PDF images are captioned."""
     captioner = OllamaCaptioner(settings) if settings.vision_model else None
-    limits = {name: getattr(settings, name) for name in LOADER_LIMITS}
+    limits = {name: settings.value(name) for name in LOADER_LIMITS}
     return LoadOptions(
         crawl_depth=settings.crawl_depth if crawl_depth is None else crawl_depth,
         max_pages=settings.max_pages if max_pages is None else max_pages,

@@ -15,7 +15,6 @@ in tests/support/corpus.py.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 
@@ -31,8 +30,8 @@ from tests.support.corpus import CONTROLFLOW, CORE_PREFIX
 def core_settings(settings: Settings, smallest_model: str) -> Settings:
     """The shared stack's settings, on the `TestCore` collections, with the smallest local
     chat model for summaries and answers (the guard, lengths and prompts as by default)."""
-    return dataclasses.replace(
-        settings, collection_prefix=CORE_PREFIX, chat_model=smallest_model, answer_model=""
+    return settings.with_overrides(
+        collection_prefix=CORE_PREFIX, chat_model=smallest_model, answer_model=""
     )
 
 

@@ -93,7 +93,7 @@ def _within(call: Callable[[], Any], limit: float) -> BaseException | None:
 
 
 def _settings(port: int, **changes: Any) -> Settings:
-    return Settings(ollama_url=f"http://127.0.0.1:{port}", **changes)
+    return Settings().with_overrides(ollama_url=f"http://127.0.0.1:{port}", **changes)
 
 
 def test_a_query_embedding_gives_up_within_its_timeout(hung_port: int) -> None:
@@ -127,7 +127,7 @@ def test_the_answer_model_gives_up_within_its_timeout(hung_port: int) -> None:
 
 def test_connecting_to_a_hung_weaviate_gives_up_within_its_timeout(hung_port: int) -> None:
     with hung_server() as grpc_port:
-        settings = Settings(
+        settings = Settings().with_overrides(
             weaviate_url=f"http://127.0.0.1:{hung_port}",
             weaviate_grpc_port=grpc_port,
             weaviate_init_timeout=DEADLINE,
@@ -147,6 +147,6 @@ def test_deadlines_are_settings_of_at_least_a_tick() -> None:
         "query_embedding_timeout",
         "answer_timeout",
     ):
-        assert Settings.from_env({names[name]: "2.5"}).__getattribute__(name) == 2.5
+        assert Settings.from_env({names[name]: "2.5"}).value(name) == 2.5
         with pytest.raises(Exception, match=names[name]):
             Settings.from_env({names[name]: "0"})

@@ -16,7 +16,6 @@ depends on what the model wrote: what each kind of summary or answer must be, ex
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -54,7 +53,7 @@ def default_doc(
     settings: Settings, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Synopsis, str, IngestReport]]:
     """(Synopsis on the module's collections, the document's source, its ingest report)."""
-    synopsis = Synopsis.open(dataclasses.replace(settings, collection_prefix=PREFIX))
+    synopsis = Synopsis.open(settings.with_overrides(collection_prefix=PREFIX))
     try:
         if synopsis.store.exists():
             synopsis.store.drop()  # leftovers of an interrupted run

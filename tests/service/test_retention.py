@@ -43,8 +43,7 @@ WRITE = {"Authorization": "Bearer retention-write-key"}
 
 @pytest.fixture
 def configured(settings: Settings) -> Settings:
-    return dataclasses.replace(
-        settings,
+    return settings.with_overrides(
         collection_prefix=PREFIX,
         jobs_workers=0,  # jobs stay queued: nothing runs them
         api_write_keys="retention-write-key",
@@ -211,7 +210,7 @@ def test_of_five_conversations_started_at_once_only_the_keys_share_are_kept(
 def test_a_key_at_its_share_is_refused_before_its_upload_is_read(
     configured: Settings, synopsis: Synopsis
 ) -> None:
-    settings = dataclasses.replace(configured, jobs_per_key=1)
+    settings = configured.with_overrides(jobs_per_key=1)
     app = create_app(settings)
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         first = client.post(
@@ -253,7 +252,7 @@ def test_a_key_at_its_share_is_refused_before_its_upload_is_read(
 def test_a_key_at_its_conversation_share_gets_429_until_it_deletes_one(
     configured: Settings, synopsis: Synopsis
 ) -> None:
-    settings = dataclasses.replace(configured, conversations_per_key=1)
+    settings = configured.with_overrides(conversations_per_key=1)
     with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         first = client.post("/conversations", headers=WRITE)
         assert first.status_code == 201, first.text

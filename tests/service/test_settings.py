@@ -46,8 +46,8 @@ def test_env_names() -> None:
 )
 def test_parses_each_kind(variable: str, raw: str, field: str, value: object) -> None:
     settings = Settings.from_env({variable: raw})
-    assert getattr(settings, field) == value
-    assert type(getattr(settings, field)) is type(value)
+    assert settings.value(field) == value
+    assert type(settings.value(field)) is type(value)
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_joint_search_settings_are_checked(variable: str, value: str, message: s
 
 
 def test_keys_stay_out_of_the_settings_repr() -> None:
-    settings = Settings(
+    settings = Settings().with_overrides(
         api_read_keys="read-secret", api_write_keys="write-secret", weaviate_api_key="wv-secret"
     )
     for text in (repr(settings), str(settings)):
@@ -301,7 +301,7 @@ def test_replication_factor_within_the_nodes(env: dict[str, str], nodes: int, fa
     ],
 )
 def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
-    derived = Settings(weaviate_nodes=3).local_weaviate_node_ports(index)
+    derived = Settings().with_overrides(weaviate_nodes=3).local_weaviate_node_ports(index)
     assert derived == {**ports, "raft rpc": ports["raft"] + 1}
 
 
@@ -336,7 +336,7 @@ def test_every_field_is_read_from_its_own_variable() -> None:
     assert len(set(names.values())) == len(names)
     for field, variable in names.items():
         assert variable == "SYNOPSIS_" + field.upper()
-        default = getattr(defaults, field)
+        default = defaults.value(field)
         assert Settings.from_env({variable: _as_variable(default)}) == defaults, variable
 
 
@@ -367,7 +367,7 @@ def test_the_fields_with_fixed_values() -> None:
 def test_each_allowed_value_is_read(field: str, value: str) -> None:
     variable = Settings.env_names()[field]
     assert getattr(Settings.from_env({variable: value}), field) == value
-    assert getattr(Settings(**{field: value}), field) == value
+    assert Settings().with_overrides(**{field: value}).value(field) == value
 
 
 @pytest.mark.parametrize(
@@ -417,7 +417,7 @@ def test_a_value_outside_the_choices_is_refused_at_once(
 @pytest.mark.parametrize("field", sorted(CHOICES))
 def test_a_direct_construction_outside_the_choices_is_refused(field: str) -> None:
     with pytest.raises(ConfigurationError) as caught:
-        Settings(**{field: "nonsense"})
+        Settings().with_overrides(**{field: "nonsense"})
     assert str(caught.value).startswith(f"{Settings.env_names()[field]}='nonsense' is not one of")
 
 

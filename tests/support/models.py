@@ -8,8 +8,6 @@ in tests/conftest.py.
 
 from __future__ import annotations
 
-import dataclasses
-
 from service.settings import Settings
 
 __all__ = [
@@ -41,8 +39,7 @@ MODEL_FIELDS = (
 def cheap_model_settings(settings: Settings) -> Settings:
     """`settings` with summaries and answers that only need to exist: the smallest chat
     model writes both, briefly, and the summary guard (which would retry) is off."""
-    return dataclasses.replace(
-        settings,
+    return settings.with_overrides(
         chat_model=SMALLEST_CHAT_MODEL,
         answer_model=SMALLEST_CHAT_MODEL,
         summary_max_tokens=CHEAP_SUMMARY_MAX_TOKENS,
@@ -58,5 +55,5 @@ def model_env(settings: Settings) -> dict[str, str]:
     return {
         names[name]: str(int(value) if isinstance(value, bool) else value)
         for name in MODEL_FIELDS
-        for value in [getattr(settings, name)]
+        for value in [settings.value(name)]
     }

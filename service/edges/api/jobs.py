@@ -259,18 +259,18 @@ async def running_jobs(
         return dataclasses.replace(load_options(settings), address_policy=policy)
 
     scheduler = SyncScheduler(
-        synopsis.registered_sources, store, queue_size=settings.jobs_queue_size
+        synopsis.registered_sources, store, queue_size=settings.jobs.queue_size
     )
     runner = JobRunner(
         synopsis,
         store,
         uploads=uploads,
         options=options,
-        workers=settings.jobs_workers,
-        lease_seconds=settings.jobs_lease_seconds,
-        poll_seconds=settings.jobs_poll_seconds,
-        stall_seconds=settings.jobs_stall_seconds,
-        max_seconds=settings.jobs_max_seconds,
+        workers=settings.jobs.workers,
+        lease_seconds=settings.jobs.lease_seconds,
+        poll_seconds=settings.jobs.poll_seconds,
+        stall_seconds=settings.jobs.stall_seconds,
+        max_seconds=settings.jobs.max_seconds,
         on_report=record_ingest,
         on_sync=record_sync,
         scheduler=scheduler,
@@ -280,14 +280,14 @@ async def running_jobs(
     app.state.job_queue = JobQueue(
         store,
         uploads=uploads,
-        queue_size=settings.jobs_queue_size,
-        per_owner=settings.jobs_per_key,
+        queue_size=settings.jobs.queue_size,
+        per_owner=settings.jobs.per_key,
         on_submit=runner.wake,
     )
     sweeper = Sweeper(synopsis, store, uploads=uploads)  # retention, in every process
     sweeper.start()
     try:
-        if settings.jobs_workers < 1:  # an API-only process: other processes run the jobs
+        if settings.jobs.workers < 1:  # an API-only process: other processes run the jobs
             yield
             return
         runner.start()

@@ -229,7 +229,7 @@ class ClosedStructSchemaPlugin(StructSchemaPlugin):
         if isinstance(kind, msgspec.inspect.Metadata):
             setting = (kind.extra or {}).get("setting")
             kind = kind.type
-        limit = None if setting is None else int(getattr(self.settings, setting))
+        limit = None if setting is None else int(self.settings.value(setting))
         if isinstance(kind, msgspec.inspect.IntType | msgspec.inspect.FloatType):
             if kind.ge is not None:
                 prop.minimum = kind.ge

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from service.settings import Settings
 
 __all__ = ["default_of"]
 
-_FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
+_DEFAULTS = Settings()
 
 
 def default_of(name: str) -> str:
     """`SYNOPSIS_NAME, value`: the variable that sets the setting `name`, and its default."""
-    return f"{Settings.env_names()[name]}, {_FIELDS[name].default}"
+    return f"{Settings.env_names()[name]}, {_DEFAULTS.value(name)}"

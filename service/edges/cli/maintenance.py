@@ -29,10 +29,9 @@ __all__ = ["reattach", "reindex", "resummarize"]
 @click.pass_obj
 def resummarize(settings: Settings, kind: str, model: str | None) -> None:
     """Regenerate stored summaries in place (no re-ingest): each original keeps one summary."""
-    import dataclasses
 
     if model:
-        settings = dataclasses.replace(settings, chat_model=model)
+        settings = settings.with_overrides(chat_model=model)
     with session.open_synopsis(settings) as synopsis:
         report = synopsis.resummarize(
             kind=None if kind == "all" else kind,

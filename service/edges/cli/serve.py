@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
 from service.edges.cli import session
@@ -51,7 +49,7 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
     processes = workers or settings.api_workers
     check_bind(host, load_api_keys(settings), settings)
     # The app checks its host too (another ASGI server may build it): the one served here.
-    settings = dataclasses.replace(settings, api_host=host)
+    settings = settings.with_overrides(api_host=host)
     # Open before listening, so an unreachable stack is one line and a non-zero exit.
     with session.open_synopsis(settings) as synopsis:
         if processes == 1:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
 from service.edges.cli.defaults import default_of
@@ -39,7 +37,7 @@ def stack_build(settings: Settings) -> None:
 def stack_up(settings: Settings, nodes: str | None) -> None:
     """Build (first run only), start and check the local stack, then import its models."""
     if nodes is not None:
-        settings = dataclasses.replace(settings, weaviate_nodes=int(nodes))
+        settings = settings.with_overrides(weaviate_nodes=int(nodes))
     status = LocalStack(settings, progress=note).up()
     _print_status(status)
     if not status.ready:

@@ -118,7 +118,7 @@ class FakeSynopsis:
         index: bool | Exception = True,
         deleted: tuple[int, int] = (4, 4),
     ) -> None:
-        self.settings = Settings(
+        self.settings = Settings().with_overrides(
             search_k=7, search_alpha=0.3, max_vector_distance=0.6, answer_max_vector_distance=0.7
         )
         self.ready = ready

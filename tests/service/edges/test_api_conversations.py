@@ -11,7 +11,7 @@ from service.settings import Settings
 from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
 
-KEYED = Settings(api_read_keys="conv-key-a, conv-key-b")
+KEYED = Settings().with_overrides(api_read_keys="conv-key-a, conv-key-b")
 A = {"Authorization": "Bearer conv-key-a"}
 B = {"Authorization": "Bearer conv-key-b"}
 

@@ -125,17 +125,21 @@ def test_other_names_are_refused_by_default(host: str) -> None:
     ("settings", "host", "served"),
     [
         # The configured api_host is served, unless it is a wildcard address.
-        (Settings(api_host="docs.internal"), "docs.internal:8000", True),
-        (Settings(api_host="10.1.2.3"), "10.1.2.3:8000", True),
-        (Settings(api_host="0.0.0.0"), "0.0.0.0:8000", False),
+        (Settings().with_overrides(api_host="docs.internal"), "docs.internal:8000", True),
+        (Settings().with_overrides(api_host="10.1.2.3"), "10.1.2.3:8000", True),
+        (Settings().with_overrides(api_host="0.0.0.0"), "0.0.0.0:8000", False),
         # An explicit list replaces the default names.
-        (Settings(api_allowed_hosts="docs.corp, search.corp"), "search.corp", True),
-        (Settings(api_allowed_hosts="docs.corp"), "localhost:8000", False),
-        (Settings(api_allowed_hosts="*.corp"), "docs.corp", True),
-        (Settings(api_allowed_hosts="*.corp"), "a.b.corp:443", True),
-        (Settings(api_allowed_hosts="*.corp"), "corp", False),
-        (Settings(api_allowed_hosts="*.corp"), "evilcorp", False),
-        (Settings(api_allowed_hosts="*"), "anything.example", True),
+        (
+            Settings().with_overrides(api_allowed_hosts="docs.corp, search.corp"),
+            "search.corp",
+            True,
+        ),
+        (Settings().with_overrides(api_allowed_hosts="docs.corp"), "localhost:8000", False),
+        (Settings().with_overrides(api_allowed_hosts="*.corp"), "docs.corp", True),
+        (Settings().with_overrides(api_allowed_hosts="*.corp"), "a.b.corp:443", True),
+        (Settings().with_overrides(api_allowed_hosts="*.corp"), "corp", False),
+        (Settings().with_overrides(api_allowed_hosts="*.corp"), "evilcorp", False),
+        (Settings().with_overrides(api_allowed_hosts="*"), "anything.example", True),
     ],
 )
 def test_allowed_hosts_come_from_the_settings(settings: Settings, host: str, served: bool) -> None:
@@ -145,10 +149,10 @@ def test_allowed_hosts_come_from_the_settings(settings: Settings, host: str, ser
 @pytest.mark.parametrize("value", ["http://docs.corp", "docs.corp:8000", "a*.corp", "*", "a b"])
 def test_a_malformed_allowed_host_is_a_configuration_error(value: str) -> None:
     if value == "*":
-        Settings(api_allowed_hosts=value)  # any host, on purpose
+        Settings().with_overrides(api_allowed_hosts=value)  # any host, on purpose
         return
     with pytest.raises(ConfigurationError, match="SYNOPSIS_API_ALLOWED_HOSTS"):
-        Settings(api_allowed_hosts=value)
+        Settings().with_overrides(api_allowed_hosts=value)
 
 
 # -- bodies ---------------------------------------------------------------------------------
@@ -238,7 +242,7 @@ def test_an_upload_from_another_origin_is_refused_with_or_without_keys(
     headers: dict[str, str], refused: bool
 ) -> None:
     write = "write-key-0123456789"
-    for settings, auth in ((Settings(), {}), (Settings(api_write_keys=write), {})):
+    for settings, auth in ((Settings(), {}), (Settings().with_overrides(api_write_keys=write), {})):
         with _client(settings) as client:
             response = client.post(
                 "/documents",

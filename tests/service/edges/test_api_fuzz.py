@@ -29,7 +29,6 @@ end (run with `-s`), and recorded in docs/reliability.md ("Fuzzing").
 from __future__ import annotations
 
 import collections
-import dataclasses
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -95,8 +94,7 @@ def fuzz_app(
 ) -> Iterator[Litestar]:
     """The app on test collections with one indexed page; no job runs in it. Summaries and
     answers only need to exist (`cheap_settings`): the run checks the API's contract."""
-    configured = dataclasses.replace(
-        cheap_settings,
+    configured = cheap_settings.with_overrides(
         collection_prefix=PREFIX,
         jobs_workers=0,
         jobs_queue_size=1_000_000,

@@ -15,7 +15,6 @@ model writes, and the model's tokens are streamed as a draft.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import time
@@ -67,8 +66,7 @@ def server() -> Iterator[HostileServer]:
 
 @pytest.fixture(scope="module")
 def client(cheap_settings: Settings) -> Iterator[TestClient[Any]]:
-    configured = dataclasses.replace(
-        cheap_settings,
+    configured = cheap_settings.with_overrides(
         collection_prefix=PREFIX,
         fetch_deadline=FETCH_DEADLINE,
         summary_timeout=max(cheap_settings.summary_timeout, 600.0),

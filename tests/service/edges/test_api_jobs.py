@@ -10,7 +10,6 @@ job holds after its first summary (`tests/service/holds.py`). Collections are pr
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import http.server
 import json
@@ -55,8 +54,7 @@ FINAL = {"done", "failed", "cancelled", "interrupted"}
 @pytest.fixture
 def jobs_settings(cheap_settings: Settings, tmp_path: Path) -> Iterator[Settings]:
     """Test collections, fast polling and a short lease; keys; loopback allowed."""
-    configured = dataclasses.replace(
-        cheap_settings,
+    configured = cheap_settings.with_overrides(
         collection_prefix=PREFIX,
         summary_timeout=max(cheap_settings.summary_timeout, 600.0),
         jobs_poll_seconds=0.2,
@@ -269,7 +267,7 @@ def runner_ticks(monkeypatch: pytest.MonkeyPatch) -> Ticks:
 def test_a_running_job_cancels_cleanly_and_a_retry_converges(
     jobs_settings: Settings, monkeypatch: pytest.MonkeyPatch, runner_ticks: Ticks
 ) -> None:
-    one_job_per_key = dataclasses.replace(jobs_settings, jobs_per_key=1)
+    one_job_per_key = jobs_settings.with_overrides(jobs_per_key=1)
     with (
         summaries_held(monkeypatch, after=1) as hold,
         TestClient(create_app(one_job_per_key), base_url=IN_PROCESS_URL) as client,
@@ -356,7 +354,7 @@ def test_a_job_whose_worker_died_is_found_by_its_stale_heartbeat(
             store,
             uploads=jobs_settings.data_dir / "uploads",
             options=lambda: None,  # type: ignore[arg-type,return-value]
-            lease_seconds=jobs_settings.jobs_lease_seconds,
+            lease_seconds=jobs_settings.jobs.lease_seconds,
         )
         runner.tick()
         found = store.get(dead.id)

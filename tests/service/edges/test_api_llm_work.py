@@ -66,7 +66,7 @@ class SlowSynopsis(FakeSynopsis):
 
 
 def _app(fake: FakeSynopsis, **settings: Any) -> Any:
-    configured = Settings(api_read_keys=",".join(KEYS), **settings)
+    configured = Settings().with_overrides(api_read_keys=",".join(KEYS), **settings)
     fake.settings = configured
     return create_app(configured, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
 
@@ -197,4 +197,4 @@ def test_model_calls_beyond_the_workers_wait_for_a_slot() -> None:
 )
 def test_the_limits_are_checked(settings: dict[str, int], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        Settings(**settings)  # type: ignore[arg-type]
+        Settings().with_overrides(**settings)  # type: ignore[arg-type]

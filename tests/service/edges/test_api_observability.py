@@ -3,7 +3,6 @@ and /metrics."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 import subprocess
@@ -33,7 +32,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 def _client(fake: FakeSynopsis | None = None, **settings: Any) -> TestClient[Any]:
     fake = fake or FakeSynopsis()
-    fake.settings = dataclasses.replace(fake.settings, **settings)
+    fake.settings = fake.settings.with_overrides(**settings)
     return client_over(fake, _ollama(_ollama_ok))  # the app for these settings, built once
 
 

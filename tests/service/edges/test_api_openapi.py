@@ -28,7 +28,9 @@ def _document(settings: Settings) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return _document(Settings(api_max_k=40, api_max_query_chars=300, api_max_crawl_depth=3))
+    return _document(
+        Settings().with_overrides(api_max_k=40, api_max_query_chars=300, api_max_crawl_depth=3)
+    )
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ key in a log line or a body, and the refusal to serve an open API beyond loopbac
 
 from __future__ import annotations
 
-import dataclasses
 import hmac
 import logging
 import re
@@ -35,7 +34,9 @@ from tests.service.serving import IN_PROCESS_URL
 
 READ_KEY = "read-key-0123456789abcdef"
 WRITE_KEY = "write-key-fedcba9876543210"
-KEYED = Settings(api_read_keys=f" {READ_KEY} , other-read-key", api_write_keys=WRITE_KEY)
+KEYED = Settings().with_overrides(
+    api_read_keys=f" {READ_KEY} , other-read-key", api_write_keys=WRITE_KEY
+)
 
 # (method, path, JSON body, what the route needs: None = no key, else a role, the status of
 # an allowed request). The fake core has no job queue, so a route that needs one answers a
@@ -90,15 +91,13 @@ CREDENTIALS: list[tuple[str | None, Role | None]] = [
 
 def _client(settings: Settings, fake: FakeSynopsis | None = None) -> TestClient[Any]:
     fake = fake or FakeSynopsis()
-    fake.settings = dataclasses.replace(fake.settings, **_api_fields(settings))
+    fake.settings = fake.settings.with_overrides(**_api_fields(settings))
     app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
     return TestClient(app, base_url=IN_PROCESS_URL)
 
 
 def _api_fields(settings: Settings) -> dict[str, Any]:
-    return {
-        f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if "api" in f.name
-    }
+    return {name: settings.value(name) for name in Settings.env_names() if "api" in name}
 
 
 def _expected(needed: Role | None, granted: Role | None, ok: int) -> int:
@@ -227,7 +226,9 @@ def test_keys_come_from_both_lists_and_the_file(tmp_path: Path) -> None:
         "# the team's keys\n\nread file-read\n  WRITE   file-write  \n# write old-key\n",
         encoding="utf-8",
     )
-    settings = Settings(api_read_keys="a,,b", api_write_keys="c", api_keys_file=str(keys_file))
+    settings = Settings().with_overrides(
+        api_read_keys="a,,b", api_write_keys="c", api_keys_file=str(keys_file)
+    )
     keys = load_api_keys(settings)
     assert repr(keys) == "ApiKeys(read=3, write=2)"
     assert [keys.role_of(k) for k in ("a", "b", "c", "file-read", "file-write", "old-key")] == [
@@ -255,7 +256,7 @@ def test_a_malformed_keys_file_names_the_line_not_the_key(
     keys_file = tmp_path / "keys"
     keys_file.write_text(content, encoding="utf-8")
     with pytest.raises(ConfigurationError, match=message) as raised:
-        load_api_keys(Settings(api_keys_file=str(keys_file)))
+        load_api_keys(Settings().with_overrides(api_keys_file=str(keys_file)))
     assert "secret-key-value" not in str(raised.value)
     assert str(raised.value).startswith("SYNOPSIS_API_KEYS_FILE: ")
 
@@ -263,7 +264,10 @@ def test_a_malformed_keys_file_names_the_line_not_the_key(
 def test_an_unreadable_keys_file_fails_at_app_creation(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     with pytest.raises(ConfigurationError, match=r"SYNOPSIS_API_KEYS_FILE: cannot read .*missing"):
-        create_app(Settings(api_keys_file=str(missing)), synopsis=cast(Synopsis, FakeSynopsis()))
+        create_app(
+            Settings().with_overrides(api_keys_file=str(missing)),
+            synopsis=cast(Synopsis, FakeSynopsis()),
+        )
 
 
 def test_a_key_with_whitespace_is_refused_without_echoing_it() -> None:
@@ -336,9 +340,9 @@ def test_is_loopback(host: str, loopback: bool) -> None:
         ("127.0.0.1", Settings(), False),
         ("0.0.0.0", Settings(), True),
         ("10.0.0.5", Settings(), True),
-        ("0.0.0.0", Settings(api_allow_open=True), False),
-        ("0.0.0.0", Settings(api_read_keys="r"), False),
-        ("0.0.0.0", Settings(api_write_keys="w"), False),
+        ("0.0.0.0", Settings().with_overrides(api_allow_open=True), False),
+        ("0.0.0.0", Settings().with_overrides(api_read_keys="r"), False),
+        ("0.0.0.0", Settings().with_overrides(api_write_keys="w"), False),
     ],
 )
 def test_check_bind(host: str, settings: Settings, refused: bool) -> None:
@@ -353,10 +357,10 @@ def test_check_bind(host: str, settings: Settings, refused: bool) -> None:
     ("settings", "refused"),
     [
         (Settings(), False),
-        (Settings(api_host="0.0.0.0"), True),
-        (Settings(api_host="10.0.0.5"), True),
-        (Settings(api_host="0.0.0.0", api_allow_open=True), False),
-        (Settings(api_host="0.0.0.0", api_read_keys="r"), False),
+        (Settings().with_overrides(api_host="0.0.0.0"), True),
+        (Settings().with_overrides(api_host="10.0.0.5"), True),
+        (Settings().with_overrides(api_host="0.0.0.0", api_allow_open=True), False),
+        (Settings().with_overrides(api_host="0.0.0.0", api_read_keys="r"), False),
     ],
 )
 def test_create_app_refuses_an_open_api_beyond_loopback_as_serve_does(
@@ -374,9 +378,9 @@ def test_create_app_refuses_an_open_api_beyond_loopback_as_serve_does(
 @pytest.mark.parametrize(
     ("settings", "status"),
     [
-        (Settings(api_allowed_hosts="192.168.1.5"), 403),
-        (Settings(api_allowed_hosts="192.168.1.5", api_allow_open=True), 200),
-        (Settings(api_allowed_hosts="192.168.1.5", api_read_keys=READ_KEY), 401),
+        (Settings().with_overrides(api_allowed_hosts="192.168.1.5"), 403),
+        (Settings().with_overrides(api_allowed_hosts="192.168.1.5", api_allow_open=True), 200),
+        (Settings().with_overrides(api_allowed_hosts="192.168.1.5", api_read_keys=READ_KEY), 401),
     ],
 )
 def test_an_open_api_answers_only_connections_that_arrive_on_loopback(
@@ -385,7 +389,7 @@ def test_an_open_api_answers_only_connections_that_arrive_on_loopback(
     """A server bound to 0.0.0.0 by other means than `api_host` (its own --host): a request
     that arrived on a non-loopback address of this machine finds an open API closed."""
     fake = FakeSynopsis()
-    fake.settings = dataclasses.replace(fake.settings, **_api_fields(settings))
+    fake.settings = fake.settings.with_overrides(**_api_fields(settings))
     app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
     # The test client's scope names the base URL's host as the server's address.
     with TestClient(app, base_url="http://192.168.1.5:8000") as client:

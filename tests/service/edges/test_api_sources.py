@@ -23,7 +23,7 @@ SITEMAP = "https://93.184.216.34/docs/sitemap.xml"
 
 
 def _client(fake: FakeSynopsis, **settings: Any) -> TestClient[Any]:
-    fake.settings = dataclasses.replace(fake.settings, **settings)
+    fake.settings = fake.settings.with_overrides(**settings)
     return client_over(fake, _ollama(_ollama_ok))  # the app for these settings, built once
 
 

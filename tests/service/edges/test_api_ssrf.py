@@ -15,7 +15,6 @@ Collections are prefixed `TestApiSsrf` and dropped before and after.
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import socket
 import threading
@@ -159,8 +158,7 @@ def _drop(settings: Settings) -> None:
 @pytest.fixture(scope="module")
 def ssrf_settings(settings: Settings) -> Iterator[Settings]:
     """Test collections, a write key, fast polling and an empty `fetch_allow`."""
-    configured = dataclasses.replace(
-        settings,
+    configured = settings.with_overrides(
         collection_prefix=PREFIX,
         jobs_poll_seconds=0.2,
         api_write_keys="ssrf-write-key",
@@ -176,7 +174,7 @@ def client(ssrf_settings: Settings) -> Iterator[TestClient[Any]]:
     """One app for every refusal: none of them may leave a job behind. It runs no jobs
     (`jobs_workers=0`): while it lives, its workers would otherwise race the redirect
     test's app for that test's job, on the same collections, with `fetch_allow` empty."""
-    refusing = dataclasses.replace(ssrf_settings, jobs_workers=0)
+    refusing = ssrf_settings.with_overrides(jobs_workers=0)
     with TestClient(create_app(refusing), base_url=IN_PROCESS_URL) as test_client:
         yield test_client
 
@@ -282,7 +280,7 @@ def test_a_redirect_from_an_allowed_server_to_a_refused_address_fails_the_job(
     target = f"http://127.0.0.2:{servers.port}/secret.html"
     allowed.redirects["/start.html"] = target
     url = f"http://127.0.0.1:{servers.port}/start.html"
-    opened = dataclasses.replace(ssrf_settings, fetch_allow="127.0.0.1")
+    opened = ssrf_settings.with_overrides(fetch_allow="127.0.0.1")
     with TestClient(create_app(opened), base_url=IN_PROCESS_URL) as client:
         response = client.post("/documents", json={"url": url}, headers=WRITE)
         assert response.status_code == 202, response.text

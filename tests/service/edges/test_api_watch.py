@@ -83,10 +83,16 @@ def test_the_app_probes_at_the_configured_interval() -> None:
             return watch.interval
 
     assert Settings().api_weaviate_probe_seconds == 2.0
-    assert asyncio.run(interval(Settings(weaviate_url="http://127.0.0.1:9"))) == 2.0
+    assert (
+        asyncio.run(interval(Settings().with_overrides(weaviate_url="http://127.0.0.1:9"))) == 2.0
+    )
     assert (
         asyncio.run(
-            interval(Settings(weaviate_url="http://127.0.0.1:9", api_weaviate_probe_seconds=0.2))
+            interval(
+                Settings().with_overrides(
+                    weaviate_url="http://127.0.0.1:9", api_weaviate_probe_seconds=0.2
+                )
+            )
         )
         == 0.2
     )

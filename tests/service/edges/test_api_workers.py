@@ -12,7 +12,6 @@ processes. Collections are prefixed `TestApiWorkers` and dropped before and afte
 from __future__ import annotations
 
 import collections
-import dataclasses
 import os
 import signal
 import subprocess
@@ -63,7 +62,7 @@ def server(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """`synopsis serve --workers 2` on a free loopback port: (base URL, process, log).
     Its summaries only need to exist (`cheap_settings`)."""
-    test_settings = dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+    test_settings = cheap_settings.with_overrides(collection_prefix=PREFIX)
     _drop(test_settings)
     port = free_port()
     env = {

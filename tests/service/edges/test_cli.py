@@ -153,4 +153,4 @@ def test_help_texts_name_the_variable_and_the_default_of_a_setting(name: str) ->
     from service.edges.cli.defaults import default_of  # noqa: PLC0415
     from service.settings import Settings  # noqa: PLC0415
 
-    assert default_of(name) == f"SYNOPSIS_{name.upper()}, {getattr(Settings(), name)}"
+    assert default_of(name) == f"SYNOPSIS_{name.upper()}, {Settings().value(name)}"

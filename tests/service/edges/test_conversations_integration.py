@@ -4,8 +4,6 @@ service (a new app over the same Weaviate); another key cannot see them."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from litestar.testing import TestClient
 
@@ -33,8 +31,7 @@ def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
     # tests/service/test_default_model_integration.py check answers at full length), so
     # they are short. The model's rewrite shares the limit, which a usable one (at most
     # the two questions' length plus 20 characters) stays under.
-    settings = dataclasses.replace(
-        core_settings,
+    settings = core_settings.with_overrides(
         api_read_keys=KEYS,
         jobs_workers=0,
         conversation_rewrite="model",

@@ -4,7 +4,6 @@ summaries, then served from the cache."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from urllib.parse import quote
 
@@ -27,7 +26,7 @@ READ_KEY = "summary-read-key"
 def test_a_document_summary_is_written_once_then_cached(
     core_settings: Settings, controlflow: IngestReport
 ) -> None:
-    settings = dataclasses.replace(core_settings, api_read_keys=READ_KEY, jobs_workers=0)
+    settings = core_settings.with_overrides(api_read_keys=READ_KEY, jobs_workers=0)
     headers = {"Authorization": f"Bearer {READ_KEY}"}
     path = f"/documents/{quote(CONTROLFLOW, safe='')}/summary"
     with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:

@@ -14,7 +14,6 @@ The server is stopped with SIGTERM and the collections are dropped at the end.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -75,7 +74,7 @@ def _drop(settings: Settings) -> None:
 
 @pytest.fixture(scope="module")
 def test_settings(cheap_settings: Settings) -> Settings:
-    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+    return cheap_settings.with_overrides(collection_prefix=PREFIX)
 
 
 @pytest.fixture(scope="module")

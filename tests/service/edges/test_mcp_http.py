@@ -46,7 +46,7 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 def _app(*, keys: bool) -> Litestar:
     fake = ToolSynopsis()
     if keys:
-        fake.settings = Settings(api_read_keys=READ_KEY, api_write_keys=WRITE_KEY)
+        fake.settings = Settings().with_overrides(api_read_keys=READ_KEY, api_write_keys=WRITE_KEY)
     return create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
 
 
@@ -134,18 +134,26 @@ def test_host_and_origin_are_checked(headers: dict[str, str], status: int) -> No
 @pytest.mark.parametrize(
     ("settings", "served", "refused"),
     [
-        (Settings(api_host="127.0.0.1"), "localhost:1", "10.0.0.5:8000"),
+        (Settings().with_overrides(api_host="127.0.0.1"), "localhost:1", "10.0.0.5:8000"),
         # A wildcard address names no host.
-        (Settings(api_host="0.0.0.0", api_allow_open=True), "127.0.0.2:8000", "0.0.0.0:8000"),
         (
-            Settings(api_host="docs.internal", api_allow_open=True),
+            Settings().with_overrides(api_host="0.0.0.0", api_allow_open=True),
+            "127.0.0.2:8000",
+            "0.0.0.0:8000",
+        ),
+        (
+            Settings().with_overrides(api_host="docs.internal", api_allow_open=True),
             "docs.internal:8000",
             "other.internal:8000",
         ),
-        (Settings(api_host="::1"), "[::1]:8000", "[::2]:8000"),
+        (Settings().with_overrides(api_host="::1"), "[::1]:8000", "[::2]:8000"),
         # The app's SYNOPSIS_API_ALLOWED_HOSTS, as for every other route.
-        (Settings(api_allowed_hosts="docs.corp"), "docs.corp:8000", "localhost:8000"),
-        (Settings(api_allowed_hosts="*.corp"), "mcp.docs.corp", "corp.example"),
+        (
+            Settings().with_overrides(api_allowed_hosts="docs.corp"),
+            "docs.corp:8000",
+            "localhost:8000",
+        ),
+        (Settings().with_overrides(api_allowed_hosts="*.corp"), "mcp.docs.corp", "corp.example"),
     ],
 )
 def test_mcp_serves_the_hosts_and_origins_the_api_serves(
@@ -195,7 +203,7 @@ def test_mcp_ask_runs_on_the_model_executor_within_the_keys_share_of_post_ask() 
     # The MCP `ask` is POST /ask's model call: on the app's model threads, counted in the
     # key's SYNOPSIS_API_LLM_PER_KEY with its REST calls, never on the default executor.
     fake = SlowToolSynopsis()
-    fake.settings = Settings(
+    fake.settings = Settings().with_overrides(
         api_read_keys=f"{READ_KEY},{WRITE_KEY}", api_llm_workers=2, api_llm_per_key=1
     )
     app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))

@@ -16,7 +16,7 @@ from tests.service.edges.apps import client_over
 from tests.service.edges.test_api import FakeSynopsis, _ollama, _ollama_ok
 
 WEB = Path(__file__).parents[3] / "service" / "edges" / "api" / "web"
-KEYED = Settings(api_read_keys="page-read-key", api_write_keys="page-write-key")
+KEYED = Settings().with_overrides(api_read_keys="page-read-key", api_write_keys="page-write-key")
 
 
 def _client() -> TestClient[Any]:

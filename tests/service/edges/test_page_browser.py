@@ -9,7 +9,6 @@ Screenshots go to `SYNOPSIS_SCREENSHOTS_DIR` when it is set (docs/ has the last 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import socket
@@ -93,7 +92,7 @@ def _serve(settings: Settings) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def base_url(core_settings: Settings, controlflow: IngestReport) -> Iterator[str]:
     """The app over the shared controlflow index: read key only, no job worker."""
-    settings = dataclasses.replace(core_settings, api_read_keys=READ_KEY, jobs_workers=0)
+    settings = core_settings.with_overrides(api_read_keys=READ_KEY, jobs_workers=0)
     yield from _serve(settings)
 
 
@@ -110,8 +109,7 @@ def _drop(settings: Settings) -> None:
 def upload_url(cheap_settings: Settings) -> Iterator[str]:
     """The app over collections of its own, with a job worker, for uploads (whose summary
     only needs to exist: `cheap_settings`)."""
-    settings = dataclasses.replace(
-        cheap_settings,
+    settings = cheap_settings.with_overrides(
         collection_prefix=UPLOAD_PREFIX,
         api_read_keys=READ_KEY,
         api_write_keys=WRITE_KEY,

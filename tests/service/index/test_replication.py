@@ -97,7 +97,7 @@ def test_factor_three_config() -> None:
     [("ONE", "QUORUM", "ONE", "QUORUM"), ("QUORUM", "ALL", "QUORUM", "ALL")],
 )
 def test_levels_from_settings(read: str, write: str, read_level: str, write_level: str) -> None:
-    settings = Settings(
+    settings = Settings().with_overrides(
         weaviate_nodes=3, replication_factor=3, read_consistency=read, write_consistency=write
     )
     collection = cast(Any, _Collection([], "Jobs"))

@@ -8,7 +8,6 @@ begins (after the steps before it were written), with no cleanup and no polling 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -72,7 +71,7 @@ def _kill_during_delete(synopsis: Synopsis, step: str, source: str) -> None:
 def core(cheap_settings: Settings) -> Iterator[Synopsis]:
     """A Synopsis on collections of this module's own, with the smallest chat model (the
     summaries only need to exist); dropped afterwards."""
-    synopsis = Synopsis.open(dataclasses.replace(cheap_settings, collection_prefix=PREFIX))
+    synopsis = Synopsis.open(cheap_settings.with_overrides(collection_prefix=PREFIX))
     synopsis.store.drop()
     try:
         yield synopsis

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def test_reindex_copies_chunks_and_summaries_without_llm_calls(
     core: Synopsis, core_settings: Settings, controlflow: IngestReport
 ) -> None:
-    copy_settings = dataclasses.replace(core_settings, collection_prefix="TestReindexCopy")
+    copy_settings = core_settings.with_overrides(collection_prefix="TestReindexCopy")
     copy = Synopsis.open(copy_settings)
     try:
         copy.store.drop()

@@ -10,7 +10,6 @@ lease (its "held" event), which is what the lease is for.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -54,7 +53,7 @@ def _document(version: str) -> Document:
 def locks_settings(cheap_settings: Settings) -> Settings:
     """Collections of this module's own; the smallest chat model (summaries only need to
     exist)."""
-    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+    return cheap_settings.with_overrides(collection_prefix=PREFIX)
 
 
 @pytest.fixture(scope="module")

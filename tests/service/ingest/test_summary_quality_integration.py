@@ -14,7 +14,6 @@ need to exist) under a new model name: each original keeps exactly one.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,7 +83,7 @@ def test_every_stored_summary_passes_or_is_an_extractive_fallback_with_reasons(
 def quality_synopsis(cheap_settings: Settings) -> Iterator[Synopsis]:
     """A Synopsis on throwaway "TestQuality" collections whose summaries only need to
     exist (`cheap_settings`); dropped after."""
-    isolated = dataclasses.replace(cheap_settings, collection_prefix="TestQuality")
+    isolated = cheap_settings.with_overrides(collection_prefix="TestQuality")
     synopsis = Synopsis.open(isolated)
     if synopsis.store.exists():
         synopsis.store.drop()

@@ -142,8 +142,8 @@ class _Service:
             **model_env(self.settings),
             "SYNOPSIS_OLLAMA_URL": self.settings.ollama_url,
             "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
-            "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs_poll_seconds),
-            "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs_lease_seconds),
+            "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs.poll_seconds),
+            "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs.lease_seconds),
             "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest_lock_seconds),
             "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summary_timeout),
         }

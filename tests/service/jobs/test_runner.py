@@ -267,8 +267,11 @@ def test_the_poll_back_off_stays_below_a_third_of_the_lease(poll: float, lease: 
 
 def test_the_poll_interval_must_be_below_a_third_of_the_lease() -> None:
     with pytest.raises(ConfigurationError, match="SYNOPSIS_JOBS_POLL_SECONDS"):
-        Settings(jobs_poll_seconds=10.0, jobs_lease_seconds=30.0)
-    assert Settings(jobs_poll_seconds=9.0, jobs_lease_seconds=30.0).jobs_poll_seconds == 9.0
+        Settings().with_overrides(jobs_poll_seconds=10.0, jobs_lease_seconds=30.0)
+    assert (
+        Settings().with_overrides(jobs_poll_seconds=9.0, jobs_lease_seconds=30.0).jobs.poll_seconds
+        == 9.0
+    )
 
 
 # -- sync jobs ----------------------------------------------------------------------------

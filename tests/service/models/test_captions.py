@@ -17,12 +17,12 @@ from tests.support.cli import cli
 
 
 def test_without_a_vision_model_images_are_only_counted() -> None:
-    assert load_options(Settings(vision_model="")).captioner is None
+    assert load_options(Settings().with_overrides(vision_model="")).captioner is None
 
 
 def test_the_fetch_deadline_comes_from_the_settings() -> None:
     assert load_options(Settings()).fetch_deadline == 60.0
-    assert load_options(Settings(fetch_deadline=2.5)).fetch_deadline == 2.5
+    assert load_options(Settings().with_overrides(fetch_deadline=2.5)).fetch_deadline == 2.5
 
 
 def test_the_settings_default_to_the_loaders_own_limits() -> None:
@@ -41,7 +41,7 @@ def test_each_loader_limit_is_set_by_its_variable(name: str) -> None:
 
 @pytest.mark.integration
 def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Settings) -> None:
-    captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model=settings.chat_model))
+    captioner = OllamaCaptioner(settings.with_overrides(vision_model=settings.chat_model))
     with pytest.raises(ConfigurationError) as caught:
         captioner(b"\x89PNG\r\n\x1a\n", "png")
     assert str(caught.value) == (
@@ -52,7 +52,7 @@ def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Se
 
 @pytest.mark.integration
 def test_an_unknown_vision_model_is_refused(settings: Settings) -> None:
-    captioner = OllamaCaptioner(dataclasses.replace(settings, vision_model="no-such-model"))
+    captioner = OllamaCaptioner(settings.with_overrides(vision_model="no-such-model"))
     with pytest.raises(ConfigurationError, match="'no-such-model': Ollama does not have it"):
         captioner(b"\x89PNG\r\n\x1a\n", "png")
 

@@ -316,7 +316,7 @@ def test_a_model_failure_while_streaming_is_a_model_error() -> None:
 
 def test_the_answer_model_is_its_own_setting() -> None:
     assert answer_model(Settings()).model == "qwen2.5-coder-0.5b-instruct"
-    model = answer_model(Settings(answer_model="qwen2.5:3b", answer_max_tokens=99))
+    model = answer_model(Settings().with_overrides(answer_model="qwen2.5:3b", answer_max_tokens=99))
     assert (model.model, model.num_predict, model.num_ctx) == ("qwen2.5:3b", 99, 4096)
 
 

@@ -131,7 +131,7 @@ def test_another_embedding_model_is_refused_with_the_reindex_message(
 
 
 def test_an_index_of_the_older_layout_is_refused(settings: Settings) -> None:
-    synopsis = Synopsis.open(dataclasses.replace(settings, collection_prefix="TestOldLayout"))
+    synopsis = Synopsis.open(settings.with_overrides(collection_prefix="TestOldLayout"))
     try:
         store = synopsis.store
         store.drop()
@@ -153,9 +153,7 @@ def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_contex
     prefix = "TestLayoutTwo"
     # The guard off: SUMMARY speaks a reader's words on purpose ("hanging", "unresponsive
     # server"), which `reattach`'s faithfulness check would replace by the chunk's own.
-    synopsis = Synopsis.open(
-        dataclasses.replace(settings, collection_prefix=prefix, summary_guard=False)
-    )
+    synopsis = Synopsis.open(settings.with_overrides(collection_prefix=prefix, summary_guard=False))
     store = synopsis.store
     try:
         store.drop()
@@ -194,7 +192,7 @@ def test_an_index_of_layout_2_is_searched_as_before_and_reattach_gives_it_contex
         store.write_summaries([_summary_of(ids[0], source, summary_vector)])
 
         # Layout 2 is read, and `joint` reads it as it was built (the summary's vector).
-        serving = Synopsis.open(dataclasses.replace(settings, collection_prefix=prefix))
+        serving = Synopsis.open(settings.with_overrides(collection_prefix=prefix))
         try:
             assert not serving.store.has_context_vectors()
             hits = serving.search(SearchRequest(query=QUERY, k=4, source=source))

@@ -51,7 +51,7 @@ OPTIONS = LoadOptions(respect_robots=False)
 
 @pytest.fixture
 def synced_settings(cheap_settings: Settings) -> Settings:
-    return dataclasses.replace(cheap_settings, collection_prefix=PREFIX)
+    return cheap_settings.with_overrides(collection_prefix=PREFIX)
 
 
 @pytest.fixture
@@ -322,8 +322,8 @@ def test_the_api_registers_a_source_and_syncs_it_as_a_job(
     """POST /sources, then POST /sources/{name}/sync: a job of the job workers, followed at
     /jobs/{id}, whose report is the sync's; GET /sources shows it; DELETE removes the
     registration and the pages."""
-    settings = dataclasses.replace(
-        synced_settings, fetch_allow="127.0.0.1", jobs_poll_seconds=0.2, jobs_lease_seconds=3.0
+    settings = synced_settings.with_overrides(
+        fetch_allow="127.0.0.1", jobs_poll_seconds=0.2, jobs_lease_seconds=3.0
     )
     site = Site(
         pages={

@@ -6,7 +6,6 @@ Three one-chunk pages summarized by the smallest model (no wording is asserted).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +30,7 @@ PAGES = {
 
 @pytest.fixture
 def synopsis(cheap_settings: Settings) -> Iterator[Synopsis]:
-    synopsis = Synopsis.open(dataclasses.replace(cheap_settings, collection_prefix=PREFIX))
+    synopsis = Synopsis.open(cheap_settings.with_overrides(collection_prefix=PREFIX))
     synopsis.store.drop()
     synopsis.registered_sources.drop()
     try:

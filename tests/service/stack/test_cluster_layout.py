@@ -17,7 +17,9 @@ DATA = Path("/srv/synopsis")
 
 
 def _settings(nodes: int) -> Settings:
-    return Settings(data_dir=DATA, weaviate_nodes=nodes, weaviate_memory_limit="1GiB")
+    return Settings().with_overrides(
+        data_dir=DATA, weaviate_nodes=nodes, weaviate_memory_limit="1GiB"
+    )
 
 
 def _server_env(env: dict[str, str]) -> dict[str, str]:
@@ -103,7 +105,7 @@ def test_cluster_node_names_do_not_contain_each_other() -> None:
     ],
 )
 def test_layouts(nodes: int, names: list[str], http_ports: list[int], tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, weaviate_nodes=nodes)
+    settings = Settings().with_overrides(data_dir=tmp_path, weaviate_nodes=nodes)
     servers = LocalStack(settings).weaviate_servers  # nothing runs: the configured layout
     assert [s.name for s in servers] == names
     assert [s.ports["http"] for s in servers] == http_ports
@@ -112,7 +114,9 @@ def test_layouts(nodes: int, names: list[str], http_ports: list[int], tmp_path: 
 
 
 def test_port_settings_name_what_to_change(tmp_path: Path) -> None:
-    first, second, _ = LocalStack(Settings(data_dir=tmp_path, weaviate_nodes=3)).weaviate_servers
+    first, second, _ = LocalStack(
+        Settings().with_overrides(data_dir=tmp_path, weaviate_nodes=3)
+    ).weaviate_servers
     derived = "SYNOPSIS_LOCAL_WEAVIATE_PORT (it is derived from that port)"
     assert first.port_settings == {
         "http": "SYNOPSIS_LOCAL_WEAVIATE_PORT",

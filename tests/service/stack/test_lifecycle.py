@@ -20,9 +20,7 @@ from tests.support.stacks import IsolatedSettings
 
 def _environment(settings: Settings) -> dict[str, str]:
     """The `SYNOPSIS_*` variables that reproduce `settings` in a CLI run."""
-    values = {
-        name: getattr(settings, name) for name in Settings.env_names() if hasattr(settings, name)
-    }
+    values = {name: settings.value(name) for name in Settings.env_names()}
     return {
         Settings.env_names()[name]: str(value).lower() if isinstance(value, bool) else str(value)
         for name, value in values.items()
@@ -121,7 +119,7 @@ def test_port_in_use_is_a_clear_error(
     # Only the server under test is local, so the error cannot come from the other one.
     settings = isolated_settings(300, weaviate=server == "weaviate", ollama=server == "ollama")
     field, _, shift = port.partition("+")
-    taken_port = getattr(settings, field) + int(shift or 0)
+    taken_port = settings.value(field) + int(shift or 0)
     message = (
         f"{server} cannot start: port {taken_port} ({role}) on 127.0.0.1 is already in use by "
         f"another process; stop it or set {setting}"

