@@ -68,7 +68,7 @@ def main() -> None:
                 model if method == "model" else None,
                 model_name=settings.resolved_answer_model,
                 method=method,
-                context_turns=settings.conversation_context_turns,
+                context_turns=settings.conversations.context_turns,
             )
             for method in METHODS
         }

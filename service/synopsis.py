@@ -164,12 +164,12 @@ class Synopsis:
             from service.query.answer import answer_model
             from service.query.rewrite import QueryRewriter
 
-            method = self.settings.conversation_rewrite
+            method = self.settings.conversations.rewrite
             self._rewriter = QueryRewriter(
                 answer_model(self.settings) if method == "model" else None,
                 model_name=self.settings.resolved_answer_model,
                 method=method,
-                context_turns=self.settings.conversation_context_turns,
+                context_turns=self.settings.conversations.context_turns,
             )
         return self._rewriter
 
@@ -183,7 +183,7 @@ class Synopsis:
                 self.client,
                 prefix=self.settings.collection_prefix,
                 replication=Replication.from_settings(self.settings),
-                per_owner=self.settings.conversations_per_key,
+                per_owner=self.settings.conversations.per_key,
             )
         return self._conversations
 
@@ -550,7 +550,7 @@ class Synopsis:
             citations=[f"{hit.location} § {header_path(hit.headers)}" for hit in answer.citations],
             asked_at=now(),
         )
-        updated = conversation.with_turn(turn, max_turns=self.settings.conversation_max_turns)
+        updated = conversation.with_turn(turn, max_turns=self.settings.conversations.max_turns)
         self.conversations.save(updated)
         return updated, answer
 

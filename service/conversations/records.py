@@ -2,7 +2,7 @@
 
 A turn keeps the question as asked, the self-contained query that was searched for it
 (`query`, and how it was made: `rewrite`), the answer and what it cited. A conversation
-keeps its last `Settings.conversation_max_turns` turns.
+keeps its last `Settings.conversations.max_turns` turns.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A follow-up question as a self-contained search query.
 
 "and how do I make it count down?" finds nothing about `range()` on its own: what "it" is
-lives in the turns before. Three ways to make the query (`Settings.conversation_rewrite`):
+lives in the turns before. Three ways to make the query (`Settings.conversations.rewrite`):
 
 - `previous` (the default): the previous turn's query, then the follow-up (no model call).
 - `model`: the chat model rewrites the follow-up, given the last few turns' queries. Its

@@ -16,14 +16,17 @@ from service.settings.composed import (
     MAX_K,
     MIN_CONTEXT_TOKENS,
     PROMPT_VERSIONS,
-    REWRITE_METHODS,
     SUMMARY_VECTORS,
     TOPICS,
     WEAVIATE_NODE_PORT_STRIDE,
     ConsistencyLevel,
     PromptVersion,
-    RewriteMethod,
     Settings,
+)
+from service.settings.conversations import (
+    REWRITE_METHODS,
+    ConversationSettings,
+    RewriteMethod,
 )
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.jobs import JobSettings
@@ -41,6 +44,7 @@ __all__ = [
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "ConsistencyLevel",
+    "ConversationSettings",
     "JobSettings",
     "PromptVersion",
     "RewriteMethod",

@@ -27,6 +27,7 @@ from service.errors import ConfigurationError
 from service.index.queries import DEFAULT_SUMMARY_USE
 from service.index.records import SummaryVector
 from service.query.modes import Mode
+from service.settings.conversations import ConversationSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
 from service.settings.jobs import JobSettings
 
@@ -37,13 +38,11 @@ __all__ = [
     "MAX_K",
     "MIN_CONTEXT_TOKENS",
     "PROMPT_VERSIONS",
-    "REWRITE_METHODS",
     "SUMMARY_VECTORS",
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "ConsistencyLevel",
     "PromptVersion",
-    "RewriteMethod",
     "Settings",
 ]
 
@@ -53,9 +52,6 @@ __all__ = [
 #: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
 ConsistencyLevel = Literal["ONE", "QUORUM", "ALL"]
 CONSISTENCY_LEVELS: tuple[ConsistencyLevel, ...] = typing.get_args(ConsistencyLevel)
-#: How a conversation's follow-up becomes a search query (`conversation_rewrite`).
-RewriteMethod = Literal["model", "previous", "none"]
-REWRITE_METHODS: tuple[RewriteMethod, ...] = typing.get_args(RewriteMethod)
 #: The summary prompts (`summary_prompt_version`; their texts: service/ingest/summarize.py,
 #: `PROMPTS`, whose keys are exactly these).
 PromptVersion = Literal["v2", "v3-retrieval", "v4-questions", "v5-summary-questions"]
@@ -189,12 +185,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "answer_term_check",
         "answer_min_support",
     ),
-    "Conversations": (
-        "conversation_max_turns",
-        "conversation_context_turns",
-        "conversation_rewrite",
-        "conversations_per_key",
-    ),
+    ConversationSettings.TOPIC: tuple(ConversationSettings.names().values()),
     "HTTP API": (
         "api_host",
         "api_port",
@@ -507,22 +498,6 @@ class Settings:
         "Grounding check: the share of each answer sentence's content words a cited passage "
         "must hold, 0 to 1, or the answer is replaced by the extractive one.",
     )
-    # Why "previous": docs/conversations.md measures the three methods.
-    conversation_max_turns: int = setting(
-        20, "Turns kept per conversation (older ones are dropped)."
-    )
-    conversation_context_turns: int = setting(
-        3, "The last turns a `model` rewrite of a follow-up reads."
-    )
-    conversation_rewrite: RewriteMethod = setting(
-        "previous",
-        "How a follow-up becomes a search query: after the previous turn's query "
-        "(`previous`), rewritten by the answer model (`model`), or as asked (`none`).",
-    )
-    conversations_per_key: int = setting(
-        1_000,
-        "Conversations one API key may keep (a key at its cap gets 429); 0: no cap.",
-    )
 
     retention_sweep_seconds: float = setting(
         3600.0,
@@ -643,6 +618,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    conversations: ConversationSettings = field(default_factory=ConversationSettings)
 
     def __post_init__(self) -> None:
         self._check_choices()
@@ -658,11 +634,6 @@ class Settings:
         for name in ("search_summary_weight", "search_summary_keyword_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigurationError(f"{self.env_names()[name]} must be between 0 and 1")
-        if self.conversation_max_turns < 1 or self.conversation_context_turns < 1:
-            raise ConfigurationError(
-                f"{self.env_names()['conversation_max_turns']} and "
-                f"{self.env_names()['conversation_context_turns']} must be at least 1"
-            )
         if not 0.0 <= self.answer_min_support <= 1.0:
             raise ConfigurationError(
                 f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"
@@ -694,7 +665,6 @@ class Settings:
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
         for name in (
-            "conversations_per_key",
             "retention_sweep_seconds",
             "jobs_retention_days",
             "uploads_retention_days",
