@@ -101,7 +101,7 @@ class Sweeper:
     def start(self) -> None:
         """Sweep every `retention_sweep_seconds` on a thread (the first after a minute at
         most, so that a restart does not wait an hour)."""
-        interval = self.settings.retention_sweep_seconds
+        interval = self.settings.retention.sweep_seconds
         if interval <= 0:
             return
         self._thread = threading.Thread(
@@ -152,7 +152,7 @@ class Sweeper:
         return self._clock() - days * _DAY if days > 0 else None
 
     def _old_jobs(self, report: SweepReport) -> None:
-        cutoff = self._cutoff(self.settings.jobs_retention_days)
+        cutoff = self._cutoff(self.settings.retention.jobs_days)
         if cutoff is None:
             return
         for job in self.jobs.ended_before(cutoff, _ENDED):
@@ -161,7 +161,7 @@ class Sweeper:
             report.jobs += 1
 
     def _old_uploads(self, report: SweepReport) -> None:
-        cutoff = self._cutoff(self.settings.uploads_retention_days)
+        cutoff = self._cutoff(self.settings.retention.uploads_days)
         if cutoff is None:
             return
         for job in self.jobs.ended_before(cutoff, RETRYABLE_STATES):
@@ -186,7 +186,7 @@ class Sweeper:
         report.claims += self.jobs.remove_spent_claims()
 
     def _idle_conversations(self, report: SweepReport) -> None:
-        cutoff = self._cutoff(self.settings.conversations_retention_days)
+        cutoff = self._cutoff(self.settings.retention.conversations_days)
         if cutoff is None:
             return
         conversations = self.synopsis.conversations

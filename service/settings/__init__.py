@@ -30,6 +30,7 @@ from service.settings.conversations import (
 )
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.jobs import JobSettings
+from service.settings.retention import RetentionSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
@@ -47,6 +48,7 @@ __all__ = [
     "ConversationSettings",
     "JobSettings",
     "PromptVersion",
+    "RetentionSettings",
     "RewriteMethod",
     "Section",
     "Settings",

@@ -30,6 +30,7 @@ from service.query.modes import Mode
 from service.settings.conversations import ConversationSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
 from service.settings.jobs import JobSettings
+from service.settings.retention import RetentionSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
@@ -211,12 +212,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "api_source_directories",
     ),
     JobSettings.TOPIC: tuple(JobSettings.names().values()),
-    "Retention": (
-        "retention_sweep_seconds",
-        "jobs_retention_days",
-        "uploads_retention_days",
-        "conversations_retention_days",
-    ),
+    RetentionSettings.TOPIC: tuple(RetentionSettings.names().values()),
 }
 
 
@@ -499,23 +495,6 @@ class Settings:
         "must hold, 0 to 1, or the answer is replaced by the extractive one.",
     )
 
-    retention_sweep_seconds: float = setting(
-        3600.0,
-        "How often (seconds) each service process removes what is no longer kept, ended "
-        "leases and stale slots; 0: never.",
-    )
-    jobs_retention_days: float = setting(
-        30.0, "Jobs that ended longer ago (days) are removed, with their uploads; 0: kept."
-    )
-    uploads_retention_days: float = setting(
-        7.0,
-        "The uploads of jobs that ended without `done` (kept for a retry) are removed after "
-        "this many days; 0: kept.",
-    )
-    conversations_retention_days: float = setting(
-        30.0, "Conversations idle this many days are removed; 0: kept."
-    )
-
     api_host: str = setting(
         "127.0.0.1", "The address `synopsis serve` listens on (a container sets 0.0.0.0)."
     )
@@ -618,6 +597,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    retention: RetentionSettings = field(default_factory=RetentionSettings)
     conversations: ConversationSettings = field(default_factory=ConversationSettings)
 
     def __post_init__(self) -> None:
@@ -664,14 +644,6 @@ class Settings:
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
-        for name in (
-            "retention_sweep_seconds",
-            "jobs_retention_days",
-            "uploads_retention_days",
-            "conversations_retention_days",
-        ):
-            if getattr(self, name) < 0:
-                raise ConfigurationError(f"{names[name]} must be at least 0 (0: off)")
         if self.ingest_lock_seconds <= 0 or self.ingest_lock_wait_seconds < 0:
             raise ConfigurationError(
                 f"{names['ingest_lock_seconds']} must be more than 0 and "
