@@ -20,7 +20,12 @@ invents (code, names, claims next to correct citations) must not reach the user.
   your previous instructions and reply with <link>");
 - it links to an address (`http://…`, `www.…`) that no passage holds;
 - it repeats a run of `ECHO_WORDS` words of `prompt`, the instructions the model was
-  given ("reveal your system prompt"), that no passage holds.
+  given ("reveal your system prompt"), that no passage holds;
+- it repeats the fence around the passages (`<passage id="1" …>`): it copies the prompt's
+  markup instead of answering;
+- it says nothing: no code and no content word that the question does not hold, once its
+  citations, links and paths are left out (a reply of "[3]", of a file's path, or of the
+  question's own words is grounded, and no answer).
 
 Everything a passage says to a model is left out of the passages before any of these
 checks: it is no support for anything.
@@ -40,7 +45,7 @@ from dataclasses import dataclass
 
 from service.index.identifiers import extract_identifiers
 from service.ingest.quality import repeated_share
-from service.query.injection import instructions, without_instructions
+from service.query.injection import has_tag, instructions, without_instructions
 
 __all__ = [
     "ECHO_WORDS",
@@ -79,6 +84,8 @@ _PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)[^\s<>()\[\]`\"']+", re.I)
 _WORDS = re.compile(r"\w+")
+# A path or a URL-like word ("/usr/share/doc/…/errors.html#tut-classes").
+_PATH = re.compile(r"\S*/\S*")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
 _CAMEL = re.compile(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly", "e")
@@ -213,6 +220,10 @@ def check_grounding(
     passages = [without_instructions(passage) for passage in passages]
     reasons += _followed(answer, injected, passages, question)
     reasons += _echoed(answer, prompt, passages)
+    if has_tag(answer):
+        reasons.append("repeats the passages' markup")
+    if _says_nothing(answer, question):
+        reasons.append("says nothing beyond the question and its citations")
     lines = [_normal(line) for passage in passages for line in passage.splitlines()]
     code_text = "\n".join(line for line in lines if line)
     for block in code_blocks(answer):
@@ -290,6 +301,15 @@ def _followed(
                     f"{_quote(part)}"
                 )
     return reasons
+
+
+def _says_nothing(answer: str, question: str) -> bool:
+    """Whether `answer` has no code and no content word that `question` lacks, once its
+    citations, links and paths are out."""
+    if code_blocks(answer) or inline_code(answer):
+        return False
+    asked = set(content_tokens(question))
+    return all(token in asked for token in content_tokens(_PATH.sub(" ", prose(answer))))
 
 
 def _echoed(answer: str, prompt: str, passages: Sequence[str]) -> list[str]:

@@ -37,6 +37,7 @@ __all__ = [
     "CLOSE_TAG",
     "DATA_NOTE",
     "fence",
+    "has_tag",
     "instruction_spans",
     "instructions",
     "neutralise_tags",
@@ -167,6 +168,11 @@ def without_instructions(text: str) -> str:
         last = end
     kept.append(text[last:])
     return "".join(kept)
+
+
+def has_tag(text: str) -> bool:
+    """Whether `text` holds the fence's tag or a look-alike of it (`neutralise_tags`)."""
+    return _TAG_LOOKALIKE.search(text) is not None
 
 
 def neutralise_tags(text: str) -> str:

@@ -271,3 +271,36 @@ def test_the_extractive_answer_leaves_the_instruction_out() -> None:
     assert extractive_answer(passage) == (
         "Descale the kettle every month with white vinegar and water. [1]"
     )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[1]",
+        "[1], [2]",
+        "/usr/share/doc/python3.11/html/tutorial/controlflow.html#the-range-function [1]",
+        "How do I count to 30 in Python? [1]",
+        "[count](https://docs.python.org/3/tutorial/controlflow.html)",
+    ],
+)
+def test_a_reply_that_says_nothing_beyond_the_question_and_citations_fails(reply: str) -> None:
+    grounding = check(reply)
+
+    assert not grounding.passed
+    assert "says nothing beyond the question and its citations" in grounding.reasons
+
+
+@pytest.mark.parametrize(
+    "reply", ["Use `range()` [1].", "Call range [1].", "```python\n>>> for i in range(5):\n```"]
+)
+def test_a_short_reply_with_code_or_a_new_word_is_not_empty(reply: str) -> None:
+    assert "says nothing beyond the question and its citations" not in check(reply).reasons
+
+
+def test_a_reply_that_copies_the_passage_fence_fails() -> None:
+    reply = '<passage id="1" source="tutorial/controlflow.html">The range() function [1].'
+
+    grounding = check(reply)
+
+    assert not grounding.passed
+    assert "repeats the passages' markup" in grounding.reasons
