@@ -2,8 +2,10 @@
 
 `SummaryRetriever` (in-process) maps a core `Hit`, `HttpSummaryRetriever` a hit of
 `POST /search`'s JSON body; both go through `hit_document`, so the Documents of the same
-hit cannot differ. This module imports only langchain_core, so the HTTP retriever stays
-free of the Weaviate stack.
+hit cannot differ. The metadata is every field of a hit (`service.query.hits.HIT_FIELDS`)
+but `id` and `content`, which are the Document's id and text. This module imports only
+langchain_core and `service.query.hits`, so the HTTP retriever stays free of the
+Weaviate stack.
 """
 
 from __future__ import annotations
@@ -14,51 +16,50 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from service.query.hits import HIT_FIELDS, HitField
+
 __all__ = ["CONTEXT_METADATA_KEYS", "METADATA_KEYS", "hit_document"]
 
-#: The metadata of every Document a retriever returns, in this order.
-METADATA_KEYS = (
-    "source", "title", "headers", "chunk_index", "summary", "summary_kind", "summary_model",
-    "score", "distance", "anchor", "version", "indexed_at",
-)  # fmt: skip
+#: The fields of a hit that are the Document itself rather than its metadata.
+_DOCUMENT_FIELDS = ("id", "content")
+#: The metadata of every Document a retriever returns, in this order: every field of a
+#: hit (`service.query.hits.HIT_FIELDS`) but the Document's own id and text.
+METADATA_KEYS = tuple(spec.name for spec in HIT_FIELDS if spec.name not in _DOCUMENT_FIELDS)
 #: Added after those when the search was budgeted (`max_tokens`) or expanded (`expand`):
 #: the tokens the hit took of the budget, and which chunks of its section it holds
 #: (`chunk_indexes`, `chunks`, `complete`), as POST /search gives them.
 CONTEXT_METADATA_KEYS = ("tokens", "section")
+_METADATA_FIELDS = tuple(spec for spec in HIT_FIELDS if spec.name in METADATA_KEYS)
 
 
 def hit_document(hit: Mapping[str, Any]) -> Document:
     """The original chunk of `hit` (a hit's fields by name), with its provenance.
 
-    `distance` may be absent (no vector distance was measured), `anchor` (the
-    section's id in its page: link to `source#anchor`) when it has none, and
-    `summary_kind`/`summary_model` (what the summary is: "generated" by that chat model, or
-    "extractive") and `version`/`indexed_at` (its source's version label; when the chunk
-    was written, given as ISO 8601 text whichever way the hit has it) from a server older
-    than them; every other field of `METADATA_KEYS`,
-    `id` and `content` must be present (KeyError otherwise). The keys of
+    Every field of a hit is in the metadata (`METADATA_KEYS`), `id` and `content` are the
+    Document's id and text. A field a hit must have (`HitField.required`) that is missing
+    is a KeyError; any other missing or null one (from a server older than it) is the
+    field's empty value (`HitField.empty`), as in the API's JSON. Lists and dicts are
+    copied; a time is given as ISO 8601 text whichever way the hit has it. The keys of
     `CONTEXT_METADATA_KEYS` are copied when the hit has them.
     """
     document_id, content = str(hit["id"]), hit["content"]
-    metadata: dict[str, Any] = {
-        "source": hit["source"],
-        "title": hit["title"],
-        "headers": list(hit["headers"]),
-        "chunk_index": hit["chunk_index"],
-        "summary": hit["summary"],
-        "summary_kind": hit.get("summary_kind"),
-        "summary_model": hit.get("summary_model"),
-        "score": hit["score"],
-        "distance": hit.get("distance"),
-        "anchor": hit.get("anchor") or "",
-        "version": hit.get("version") or None,
-        "indexed_at": _iso(hit.get("indexed_at")),
-    }
+    metadata = {spec.name: _value(hit, spec) for spec in _METADATA_FIELDS}
     for key in CONTEXT_METADATA_KEYS:
         if hit.get(key) is not None:
             value = hit[key]
             metadata[key] = dict(value) if isinstance(value, Mapping) else value
     return Document(id=document_id, page_content=content, metadata=metadata)
+
+
+def _value(hit: Mapping[str, Any], spec: HitField) -> Any:
+    value = hit[spec.name] if spec.required else hit.get(spec.name)
+    if value is None:
+        return spec.empty()
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    return _iso(value) if spec.time else value
 
 
 def _iso(value: object) -> str | None:

@@ -2,8 +2,9 @@
 
 For a chain in another service: it calls `POST /search` with an API key and returns the
 same Documents as the in-process `SummaryRetriever` (`service.edges.hit_documents`).
-It imports only httpx, langchain_core and pydantic (plus the light `service.errors` and
-`service.query.modes`), never the Weaviate or Ollama clients, so it is cheap to use.
+It imports only httpx, langchain_core and pydantic (plus the light `service.errors`,
+`service.query.hits` and `service.query.modes`), never the Weaviate or Ollama clients, so
+it is cheap to use.
 
 Every failure is a `RemoteError`: an error response (401 without a valid key, 400 for an
 invalid request, 503 while the server's Weaviate or Ollama is down, …) names its status

@@ -33,7 +33,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from service.errors import InvalidSourceError, SearchError
@@ -46,10 +46,11 @@ from service.index.queries import (
     SearchFilters,
     SummaryUse,
 )
-from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryKind, SummaryVector
+from service.index.records import CONTENT_VECTOR, ShownSummary, SummaryVector
 from service.index.rows import attached_summary
 from service.index.versions import ALL_VERSIONS, check_version
 from service.models.embed import Embedder
+from service.query.hits import Hit
 from service.query.modes import DEFAULT_MODE, MODES, Mode
 from service.settings import MAX_K
 
@@ -174,65 +175,6 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
     if given.get("version") == "":
         del given["version"]  # no label: the default, the latest versions
     return SearchRequest(query=query, **{**defaults, **given})
-
-
-@dataclass(frozen=True, kw_only=True)
-class Hit:
-    """One original returned by a search, with the summary that matched it (if any), and
-    what that summary is: `summary_kind` "generated" (by `summary_model`) or "extractive"."""
-
-    id: str
-    source: str
-    title: str
-    headers: list[str]
-    chunk_index: int
-    content: str
-    summary: str | None
-    score: float
-    leg: str  # "summaries", "originals" or "fused"
-    distance: float | None = None  # cosine distance of the matched object to the query
-    scores: dict[str, float] = field(default_factory=dict)  # per-leg scores (explain)
-    # The PDF pages the chunk spans (None for other sources).
-    page_start: int | None = None
-    page_end: int | None = None
-    # The section's id in its page (HTML with ids; Markdown `{#id}` headers), else "".
-    anchor: str = ""
-    summary_kind: SummaryKind | None = None  # None without a summary
-    summary_model: str | None = None  # the chat model that wrote a generated summary
-    version: str | None = None  # its source's version label; None: none
-    indexed_at: dt.datetime | None = None  # when the chunk was written; None: not kept
-
-    @property
-    def location(self) -> str:
-        """Where a reader opens the section: the source, with `#anchor` when it has one."""
-        return f"{self.source}#{self.anchor}" if self.anchor else self.source
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (per-leg scores only when present)."""
-        data: dict[str, Any] = {
-            "id": self.id,
-            "source": self.source,
-            "title": self.title,
-            "headers": self.headers,
-            "chunk_index": self.chunk_index,
-            "content": self.content,
-            "summary": self.summary,
-            "summary_kind": self.summary_kind,
-            "summary_model": self.summary_model,
-            "score": round(self.score, 6),
-            "leg": self.leg,
-            "version": self.version,
-            "indexed_at": self.indexed_at.isoformat() if self.indexed_at else None,
-        }
-        if self.distance is not None:
-            data["distance"] = round(self.distance, 6)
-        if self.scores:
-            data["scores"] = {leg: round(value, 6) for leg, value in self.scores.items()}
-        if self.page_start is not None:
-            data["page_start"], data["page_end"] = self.page_start, self.page_end
-        if self.anchor:
-            data["anchor"] = self.anchor
-        return data
 
 
 class Searcher:

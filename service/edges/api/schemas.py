@@ -11,8 +11,9 @@ from service.index.records import SummaryKind
 from service.index.versions import VERSION_FILTER_PATTERN
 from service.query.answer import Answer, AnswerKind
 from service.query.context import ContextRequest, Expand, Passage, candidates_for
+from service.query.hits import HIT_FIELDS, Hit
 from service.query.modes import Mode
-from service.query.search import Hit, SearchRequest, search_request
+from service.query.search import SearchRequest, search_request
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, Settings
 
 __all__ = [
@@ -218,8 +219,9 @@ class SearchHit(msgspec.Struct, kw_only=True):
 
     @classmethod
     def from_hit(cls, hit: Hit) -> SearchHit:
-        """The response form of a core `Hit`."""
-        return cls(**_fields(cls, hit, skip=("tokens", "section")))
+        """The response form of a core `Hit`: every field of `HIT_FIELDS` (copies of
+        lists and dicts); a field this Struct lacks is a TypeError, not a silent loss."""
+        return cls(**{spec.name: _copy(getattr(hit, spec.name)) for spec in HIT_FIELDS})
 
     @classmethod
     def from_passage(cls, passage: Passage) -> SearchHit:
@@ -427,17 +429,8 @@ def _gate(value: float | None, settings: Settings) -> float:
     return settings.max_vector_distance if value is None else value
 
 
-def _fields(
-    struct: type[msgspec.Struct], value: object, *, skip: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """The attributes of `value` that `struct` has fields for (copies of lists and dicts),
-    but those in `skip`."""
-    copied: dict[str, Any] = {}
-    for name in struct.__struct_fields__:
-        if name in skip:
-            continue
-        item = getattr(value, name)
-        copied[name] = (
-            list(item) if isinstance(item, list) else dict(item) if isinstance(item, dict) else item
-        )
-    return copied
+def _copy(value: Any) -> Any:
+    """`value`, with a list or a dict copied (a response must not share the core's)."""
+    if isinstance(value, list):
+        return list(value)
+    return dict(value) if isinstance(value, dict) else value

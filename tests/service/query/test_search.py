@@ -104,6 +104,9 @@ def test_hit_to_dict_has_the_documented_keys() -> None:
         "indexed_at": "2026-12-01T09:30:00+00:00",
         "distance": 0.3,
         "scores": {"summaries": 1.0},
+        "page_start": None,
+        "page_end": None,
+        "anchor": "",
     }
 
 
