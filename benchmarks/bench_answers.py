@@ -118,9 +118,10 @@ def figures(records: list[dict[str, Any]], min_support: float) -> str:
     answerer = checker(min_support)
     lines = [
         "| set | asked | refused, gate | refused, names | model replies | model said "
-        '"I don\'t know" | passed (generated) | failed (extractive) | **pass share** | '
-        "median s per reply | extractive answers quoting a relevant passage |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        '"I don\'t know" | of those quoted instead | passed (generated) | failed (extractive) '
+        "| **pass share** | median s per reply | extractive answers quoting a relevant "
+        "passage |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     reasons: dict[str, collections.Counter[str]] = {}
     for name in SETS:
@@ -134,9 +135,11 @@ def figures(records: list[dict[str, Any]], min_support: float) -> str:
             if answer is None:
                 kinds[f"refused {record['refused']}"] += 1
                 continue
-            kinds[answer.kind] += 1
+            # An extractive answer without a grounding verdict quotes a refusal.
+            quoted = answer.kind == "extractive" and answer.grounding is None
+            kinds["quoted refusal" if quoted else answer.kind] += 1
             if answer.kind == "extractive" and record["hits"][0]["relevant"]:
-                kinds["extractive relevant"] += 1
+                kinds["quoted relevant" if quoted else "extractive relevant"] += 1
             if answer.grounding is not None:
                 counter.update({_reason_kind(reason) for reason in answer.grounding.reasons})
         reasons[name] = counter
@@ -144,10 +147,12 @@ def figures(records: list[dict[str, Any]], min_support: float) -> str:
         share = f"{kinds['generated'] / judged:.0%}" if judged else "–"
         seconds = [record["seconds"] for record in rows if record["seconds"] is not None]
         median = f"{statistics.median(seconds):.1f}" if seconds else "–"
+        said_no = kinds["refusal"] + kinds["quoted refusal"]
         lines.append(
             f"| {name} | {len(rows)} | {kinds['refused gate']} | {kinds['refused names']} | "
-            f"{len(seconds)} | {kinds['refusal']} | {kinds['generated']} | "
-            f"{kinds['extractive']} | **{kinds['generated']}/{judged} = {share}** | {median} | "
+            f"{len(seconds)} | {said_no} | {kinds['quoted refusal']} (relevant first: "
+            f"{kinds['quoted relevant']}) | {kinds['generated']} | {kinds['extractive']} | "
+            f"**{kinds['generated']}/{judged} = {share}** | {median} | "
             f"{kinds['extractive relevant']}/{kinds['extractive']} |"
         )
     lines += [
@@ -180,6 +185,7 @@ def sweep(records: list[dict[str, Any]]) -> str:
                 if record["set"] == name
                 and (answer := checked(record, answerer)) is not None
                 and answer.kind != "refusal"
+                and answer.grounding is not None  # a quoted refusal was not checked
             ]
             passed = sum(answer.kind == "generated" for answer in answers)
             cells.append(f"{passed}/{len(answers)}" if answers else "–")

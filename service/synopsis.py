@@ -139,6 +139,7 @@ class Synopsis:
                 model_name=self.settings.resolved_answer_model,
                 term_check=self.settings.answer_term_check,
                 min_support=self.settings.answer_min_support,
+                quote_on_refusal=self.settings.answer_quote_on_refusal,
             )
         return self._answerer
 

@@ -185,6 +185,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "answer_max_tokens",
         "answer_term_check",
         "answer_min_support",
+        "answer_quote_on_refusal",
     ),
     ConversationSettings.TOPIC: tuple(ConversationSettings.names().values()),
     "HTTP API": (
@@ -493,6 +494,13 @@ class Settings:
         0.7,
         "Grounding check: the share of each answer sentence's content words a cited passage "
         "must hold, 0 to 1, or the answer is replaced by the extractive one.",
+    )
+    # Why on: the Qwen answer models answer "I don't know" to many questions whose
+    # passages hold the answer (docs/answers.md).
+    answer_quote_on_refusal: bool = setting(
+        True,
+        'When the model answers "I don\'t know" although the passages passed the gate and the '
+        "term check, `ask` quotes the best passage (an extractive answer) instead.",
     )
 
     api_host: str = setting(

@@ -277,7 +277,8 @@ AnswerKindField = Annotated[
     msgspec.Meta(
         description="generated: the model's reply, which passed the grounding check; "
         "extractive: the best passage's lead sentences and code block, because the reply "
-        'failed it; refusal: "I don\'t know".'
+        'failed it or was "I don\'t know" (`SYNOPSIS_ANSWER_QUOTE_ON_REFUSAL`); refusal: '
+        '"I don\'t know".'
     ),
 ]
 Support = Annotated[

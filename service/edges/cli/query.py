@@ -240,6 +240,8 @@ def _answer_kind(answer: Answer) -> str:
     """The line that says what the answer is."""
     if answer.kind == "generated":
         return f"(generated answer, grounding support {answer.support:.2f})"
+    if answer.grounding is None:  # the model said it did not know
+        return "(extractive answer: quoted from passage [1]; the model did not answer from it)"
     return "(extractive answer: quoted from passage [1]; the model's reply was not grounded)"
 
 

@@ -249,8 +249,9 @@ class SynopsisTools:
         Returns the JSON of Synopsis's POST /ask: `answer` (where `[n]` cites
         `citations[n-1]`), `citations` (the passages), and `kind`: `generated` (the
         model's reply, checked against the passages), `extractive` (quoted from the best
-        passage because the reply was not supported), or `refusal` ("I don't know":
-        nothing indexed answers it). Prefer search_docs to read the sources yourself.
+        passage because the reply was not supported or the model did not answer), or
+        `refusal` ("I don't know": nothing indexed answers it). Prefer search_docs to read
+        the sources yourself.
         """
         synopsis = self._synopsis()
         body = AskRequestBody(question=question, version=version)

@@ -270,8 +270,9 @@ def test_ask_streams_an_answer_with_its_kind_and_clickable_citations(
         return
     assert answer
     assert citations
-    if kind == "extractive":
-        assert "not grounded" in (page.text_content("#status") or "")
+    if kind == "extractive":  # the reply was not grounded, or the model did not answer
+        status = page.text_content("#status") or ""
+        assert "not grounded" in status or "did not answer" in status
     # [1] in the answer opens the first citation's passage.
     page.locator("#answer-text a.cite").first.click()
     assert page.locator("#citation-1 details").get_attribute("open") is not None

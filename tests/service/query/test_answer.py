@@ -24,7 +24,7 @@ from service.query.answer import (
     missing_terms,
     named_terms,
 )
-from service.query.grounding import Grounding
+from service.query.grounding import Grounding, extractive_answer
 from service.query.search import Hit
 from service.settings import Settings
 from tests.service.query.chat_models import ScriptedStreamModel
@@ -224,9 +224,26 @@ def test_the_threshold_comes_from_the_answerer() -> None:
 
 
 @pytest.mark.parametrize("reply", [DONT_KNOW, "I don't know.", " i dont know what [1] says"])
-def test_the_models_own_i_dont_know_is_a_refusal(reply: str) -> None:
-    answer = Answerer(RecordingChatModel(reply=reply), model_name="fake").answer("q?", HITS)
+def test_the_models_own_i_dont_know_is_a_refusal_when_refusals_are_not_quoted(reply: str) -> None:
+    model = RecordingChatModel(reply=reply)
+    answer = Answerer(model, model_name="fake", quote_on_refusal=False).answer("q?", HITS)
     assert answer == Answer(text=DONT_KNOW, citations=[], llm_called=True, kind="refusal")
+
+
+@pytest.mark.parametrize("reply", [DONT_KNOW, "I don't know.", " i dont know what [1] says"])
+def test_the_models_own_i_dont_know_is_replaced_by_the_best_passage_quoted(reply: str) -> None:
+    answer = Answerer(RecordingChatModel(reply=reply), model_name="fake").answer("q?", HITS)
+    assert answer == Answer(
+        text=extractive_answer(HITS[0].content),
+        citations=[HITS[0]],
+        llm_called=True,
+        kind="extractive",
+        draft=reply.strip(),
+    )
+    # Nothing to quote when every passage only addresses the model.
+    model = RecordingChatModel(reply=reply)
+    alone = Answerer(model, model_name="fake").answer("q?", [_hit(1, INJECTION)])
+    assert (alone.kind, alone.text, alone.citations) == ("refusal", DONT_KNOW, [])
 
 
 # -- streaming ---------------------------------------------------------------------------

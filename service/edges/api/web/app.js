@@ -397,10 +397,12 @@ async function ask(question) {
       text.replaceChildren(answerText(data.answer));
       showKind(data);
       setStatus(
-        data.draft === "replaced"
-          ? "The draft was not grounded in the passages and was replaced" +
-              (data.kind === "extractive" ? ": quoted instead." : ".")
-          : "Done.",
+        data.draft !== "replaced"
+          ? "Done."
+          : data.kind === "extractive" && data.support === null
+            ? "The model did not answer from the passages: the best one is quoted instead."
+            : "The draft was not grounded in the passages and was replaced" +
+              (data.kind === "extractive" ? ": quoted instead." : "."),
       );
     } else if (event === "error") {
       text.classList.remove("draft");
