@@ -388,8 +388,8 @@ def test_synopsis_listens_on_every_interface_of_its_container(compose: dict[str,
     synopsis = _services(compose)["synopsis"]
     environment = _environment(synopsis)
     settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
-    assert (settings.api_host, settings.api_port) == ("0.0.0.0", 8000)
-    assert synopsis["ports"] == [f"{settings.api_port}:{settings.api_port}"]
+    assert (settings.api.host, settings.api.port) == ("0.0.0.0", 8000)
+    assert synopsis["ports"] == [f"{settings.api.port}:{settings.api.port}"]
 
 
 def _container_settings(compose: dict[str, Any], environ: dict[str, str]) -> Settings:
@@ -402,7 +402,7 @@ def test_without_keys_the_container_refuses_to_serve_an_open_api(compose: dict[s
     settings = _container_settings(compose, {})
     refused = r"refusing to serve on 0\.0\.0\.0 without API keys"
     with pytest.raises(ConfigurationError, match=refused):
-        check_bind(settings.api_host, load_api_keys(settings), settings)
+        check_bind(settings.api.host, load_api_keys(settings), settings)
 
 
 @pytest.mark.parametrize(
@@ -417,7 +417,7 @@ def test_keys_or_an_explicit_opt_in_let_the_container_serve(
     compose: dict[str, Any], environ: dict[str, str]
 ) -> None:
     settings = _container_settings(compose, environ)
-    check_bind(settings.api_host, load_api_keys(settings), settings)
+    check_bind(settings.api.host, load_api_keys(settings), settings)
 
 
 @pytest.mark.parametrize(
@@ -443,7 +443,7 @@ def test_a_keys_file_passed_as_a_secret_is_read(compose: dict[str, Any], tmp_pat
     settings = _container_settings(compose, {"SYNOPSIS_API_KEYS_FILE": str(secret)})
     keys = load_api_keys(settings)
     assert repr(keys) == "ApiKeys(read=1, write=1)"
-    check_bind(settings.api_host, keys, settings)
+    check_bind(settings.api.host, keys, settings)
 
 
 @pytest.mark.parametrize(("status", "exit_code"), [(200, 0), (503, 1)])

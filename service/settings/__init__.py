@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
+from service.settings.api import ApiSettings
+from service.settings.api_limits import MAX_K, ApiLimits
 from service.settings.composed import (
     CONSISTENCY_LEVELS,
     LOADER_LIMITS,
     MAX_CONTEXT_TOKENS,
-    MAX_K,
     MIN_CONTEXT_TOKENS,
     PROMPT_VERSIONS,
     SUMMARY_VECTORS,
@@ -44,6 +45,8 @@ __all__ = [
     "SUMMARY_VECTORS",
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
+    "ApiLimits",
+    "ApiSettings",
     "ConsistencyLevel",
     "ConversationSettings",
     "JobSettings",

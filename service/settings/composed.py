@@ -14,7 +14,6 @@ import dataclasses
 import functools
 import operator
 import os
-import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,8 @@ from service.errors import ConfigurationError
 from service.index.queries import DEFAULT_SUMMARY_USE
 from service.index.records import SummaryVector
 from service.query.modes import Mode
+from service.settings.api import ApiSettings
+from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
 from service.settings.jobs import JobSettings
@@ -36,7 +37,6 @@ __all__ = [
     "CONSISTENCY_LEVELS",
     "LOADER_LIMITS",
     "MAX_CONTEXT_TOKENS",
-    "MAX_K",
     "MIN_CONTEXT_TOKENS",
     "PROMPT_VERSIONS",
     "SUMMARY_VECTORS",
@@ -57,8 +57,6 @@ CONSISTENCY_LEVELS: tuple[ConsistencyLevel, ...] = typing.get_args(ConsistencyLe
 #: `PROMPTS`, whose keys are exactly these).
 PromptVersion = Literal["v2", "v3-retrieval", "v4-questions", "v5-summary-questions"]
 PROMPT_VERSIONS: tuple[PromptVersion, ...] = typing.get_args(PromptVersion)
-#: The most hits one search returns (`SYNOPSIS_API_MAX_K` may only lower it).
-MAX_K = 100
 #: The token budgets a search's context or a page of read text may have (cl100k_base):
 #: below the first, hardly one chunk fits; past the second, read a document instead.
 MIN_CONTEXT_TOKENS = 500
@@ -87,11 +85,6 @@ _DEADLINES = (
     "query_embedding_timeout",
     "answer_timeout",
     "summary_timeout",
-)
-#: A name of `api_allowed_hosts`: `*`, a host name (`*.` before it: the names under it), an
-#: IPv4 or an IPv6 address (with or without brackets).
-_HOST_PATTERN = re.compile(
-    r"\*|(\*\.)?[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?|\[?[0-9a-f]*:[0-9a-f]*:[0-9a-f:.]*\]?"
 )
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
 _LOCAL_WEAVIATE_NODES = (1, 3)
@@ -188,30 +181,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "answer_quote_on_refusal",
     ),
     ConversationSettings.TOPIC: tuple(ConversationSettings.names().values()),
-    "HTTP API": (
-        "api_host",
-        "api_port",
-        "api_workers",
-        "api_read_keys",
-        "api_write_keys",
-        "api_keys_file",
-        "api_allow_open",
-        "api_allowed_hosts",
-        "api_weaviate_probe_seconds",
-    ),
-    "HTTP API limits": (
-        "api_max_query_chars",
-        "api_max_k",
-        "api_max_body_bytes",
-        "api_llm_workers",
-        "api_llm_per_key",
-        "api_max_upload_file_bytes",
-        "api_max_upload_bytes",
-        "api_max_upload_files",
-        "api_max_crawl_depth",
-        "api_max_crawl_pages",
-        "api_source_directories",
-    ),
+    ApiSettings.TOPIC: tuple(ApiSettings.names().values()),
+    ApiLimits.TOPIC: tuple(ApiLimits.names().values()),
     JobSettings.TOPIC: tuple(JobSettings.names().values()),
     RetentionSettings.TOPIC: tuple(RetentionSettings.names().values()),
 }
@@ -503,82 +474,6 @@ class Settings:
         "term check, `ask` quotes the best passage (an extractive answer) instead.",
     )
 
-    api_host: str = setting(
-        "127.0.0.1", "The address `synopsis serve` listens on (a container sets 0.0.0.0)."
-    )
-    api_port: int = setting(8000, "The port `synopsis serve` listens on.")
-    api_workers: int = setting(
-        1,
-        "Worker processes of `synopsis serve`; each opens its own connections, and the "
-        "metrics add up across them.",
-    )
-    api_read_keys: str = setting(
-        "",
-        "API keys (comma-separated) that may search, ask and list; never printed.",
-        secret=True,
-    )
-    api_write_keys: str = setting(
-        "",
-        "API keys (comma-separated) that may also ingest, delete and manage jobs; never printed.",
-        secret=True,
-    )
-    api_keys_file: str = setting(
-        "",
-        "A file of `read <key>` / `write <key>` lines (`#` comments) whose keys add to the "
-        "two lists; empty: none.",
-    )
-    api_allow_open: bool = setting(
-        False,
-        "Let `synopsis serve` listen on a non-loopback host with no API key configured (open "
-        "to anyone who reaches it).",
-    )
-    # A name not served is a 400, so a name of an attacker's that resolves to this machine
-    # (DNS rebinding) gets nothing (service/edges/api/crosssite.py).
-    api_allowed_hosts: str = setting(
-        "",
-        "Host names the API answers to (comma-separated; `*.corp`: every name under corp, "
-        "`*`: any); empty: the loopback names and `api_host`. /health and /ready answer any.",
-    )
-    api_max_query_chars: int = setting(
-        4000, "Characters of a search query or a question, at most (400 beyond)."
-    )
-    api_max_k: int = setting(
-        100, "Hits of one search, at most 100 (an answer cites at most 20 passages)."
-    )
-    api_max_body_bytes: int = setting(
-        1_048_576, "Bytes of a JSON request body, at most (413 beyond)."
-    )
-    api_llm_workers: int = setting(
-        4,
-        "Model calls (answers, conversation turns, document summaries) one service process "
-        "runs at once, on threads of their own.",
-    )
-    api_llm_per_key: int = setting(
-        2,
-        "Model calls one API key (without keys: everyone) may have running or waiting; one "
-        "more is 429 with Retry-After.",
-    )
-
-    api_max_upload_file_bytes: int = setting(
-        20_000_000, "Bytes of one uploaded file (or inline `content`), at most."
-    )
-    api_max_upload_bytes: int = setting(
-        50_000_000, "Bytes of one `POST /documents` request, at most."
-    )
-    api_max_upload_files: int = setting(50, "Files of one `POST /documents` request, at most.")
-    api_max_crawl_depth: int = setting(5, "`crawl_depth` of a URL job over the API, at most.")
-    api_max_crawl_pages: int = setting(1_000, "`max_pages` of a URL job over the API, at most.")
-    api_source_directories: str = setting(
-        "",
-        "Absolute directories (comma-separated) under which `POST /sources` may register a "
-        "directory source; empty: none (the CLI registers any).",
-    )
-    api_weaviate_probe_seconds: float = setting(
-        2.0,
-        "How often (seconds) each service process probes Weaviate; while the last probe "
-        "failed, requests that need it are answered 503 at once.",
-    )
-
     weaviate_version: str = setting("1.39.0", "The Weaviate version the local stack builds.")
     ollama_version: str = setting("0.24.0", "The Ollama version the local stack builds.")
     local_weaviate_port: int = setting(
@@ -605,6 +500,8 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    api_limits: ApiLimits = field(default_factory=ApiLimits)
+    api: ApiSettings = field(default_factory=ApiSettings)
     retention: RetentionSettings = field(default_factory=RetentionSettings)
     conversations: ConversationSettings = field(default_factory=ConversationSettings)
 
@@ -640,15 +537,7 @@ class Settings:
     def _check_api_limits(self) -> None:
         """Every API and loader limit at least 1 (a limit of 0 would refuse everything)."""
         names = self.env_names()
-        api = (
-            "api_workers",
-            "api_max_query_chars",
-            "api_max_k",
-            "api_max_body_bytes",
-            "api_llm_workers",
-            "api_llm_per_key",
-            "query_embedding_batch_size",
-        )
+        api = ("query_embedding_batch_size",)
         for name in (*api, *LOADER_LIMITS):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{names[name]} must be at least 1")
@@ -656,21 +545,6 @@ class Settings:
             raise ConfigurationError(
                 f"{names['ingest_lock_seconds']} must be more than 0 and "
                 f"{names['ingest_lock_wait_seconds']} at least 0"
-            )
-        for host in self.allowed_host_names:
-            if not _HOST_PATTERN.fullmatch(host):
-                raise ConfigurationError(
-                    f"{names['api_allowed_hosts']}: {host!r} is not a host name (no scheme, "
-                    "no port; a leading *. for a domain's names, or * alone for any)"
-                )
-        for directory in self.source_directories:
-            if not directory.is_absolute():
-                raise ConfigurationError(
-                    f"{names['api_source_directories']}: {str(directory)!r} is not an absolute path"
-                )
-        if self.api_max_k > MAX_K:
-            raise ConfigurationError(
-                f"{names['api_max_k']} must be at most {MAX_K} (the most hits one search returns)"
             )
 
     def _check_deadlines(self) -> None:
@@ -742,24 +616,6 @@ class Settings:
                     f"distinct ports (Weaviate's cluster uses its HTTP port + 1…4{cluster})"
                 )
             taken[port] = name
-
-    @property
-    def allowed_host_names(self) -> tuple[str, ...]:
-        """The names of `api_allowed_hosts`, lower-cased (empty when it is not set)."""
-        return tuple(
-            name.strip().lower().rstrip(".")
-            for name in self.api_allowed_hosts.split(",")
-            if name.strip()
-        )
-
-    @property
-    def source_directories(self) -> tuple[Path, ...]:
-        """The directories of `api_source_directories` (empty when it is not set)."""
-        return tuple(
-            Path(entry.strip()).expanduser()
-            for entry in self.api_source_directories.split(",")
-            if entry.strip()
-        )
 
     @property
     def uses_local_weaviate(self) -> bool:

@@ -108,11 +108,11 @@ def test_local_or_external(
 
 def test_api_defaults() -> None:
     settings = Settings.from_env({})
-    assert (settings.api_read_keys, settings.api_write_keys, settings.api_keys_file) == ("", "", "")
-    assert settings.api_allow_open is False
-    assert settings.api_workers == 1
-    assert (settings.api_max_query_chars, settings.api_max_k) == (4000, 100)
-    assert settings.api_max_body_bytes == 1_048_576
+    assert (settings.api.read_keys, settings.api.write_keys, settings.api.keys_file) == ("", "", "")
+    assert settings.api.allow_open is False
+    assert settings.api.workers == 1
+    assert (settings.api_limits.max_query_chars, settings.api_limits.max_k) == (4000, 100)
+    assert settings.api_limits.max_body_bytes == 1_048_576
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_api_limits_are_at_least_one(variable: str) -> None:
 
 
 def test_the_api_k_limit_cannot_exceed_what_a_search_returns() -> None:
-    assert Settings.from_env({"SYNOPSIS_API_MAX_K": "100"}).api_max_k == 100
+    assert Settings.from_env({"SYNOPSIS_API_MAX_K": "100"}).api_limits.max_k == 100
     with pytest.raises(ConfigurationError) as caught:
         Settings.from_env({"SYNOPSIS_API_MAX_K": "101"})
     assert str(caught.value) == (

@@ -78,7 +78,7 @@ def create_app(
     # and an open API on a non-loopback `api_host` does not start, whichever server runs it
     # (`synopsis serve` checks its --host the same way).
     api_keys = load_api_keys(resolved)
-    check_bind(resolved.api_host, api_keys, resolved)
+    check_bind(resolved.api.host, api_keys, resolved)
     # The MCP tools at /mcp, over the same `Synopsis` as every route (`service.edges.mcp`).
     mcp = McpEndpoint(
         lambda: app.state.synopsis, resolved, llm_work=lambda: provide_llm_work(app.state)
@@ -141,7 +141,7 @@ def create_app(
         before_request=refuse_while_down,
         # Prometheus first: it counts the refusals too.
         middleware=[prometheus_config().middleware, CrossSiteGuard(allowed_hosts(resolved))],
-        request_max_body_size=resolved.api_max_body_bytes,
+        request_max_body_size=resolved.api_limits.max_body_bytes,
         # Logging belongs to the process (`synopsis serve` configures it through uvicorn);
         # Litestar's default would replace the root logger's handlers.
         logging_config=None,
@@ -157,5 +157,5 @@ def create_app(
     app.state.address_policy = AddressPolicy.from_allow_list(resolved.fetch_allow)
     # Without keys, a connection that arrives on a non-loopback address is refused unless
     # this is set (a server bound beyond loopback by its own options, not `api_host`).
-    app.state.api_allow_open = resolved.api_allow_open
+    app.state.api_allow_open = resolved.api.allow_open
     return app

@@ -120,9 +120,9 @@ def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 def allowed_hosts(settings: Settings) -> AllowedHosts:
     """The hosts `settings` serve: `api_allowed_hosts`, else the loopback names and
     `api_host` (unless it is a wildcard address such as 0.0.0.0, which names no host)."""
-    configured = settings.allowed_host_names
+    configured = settings.api.allowed_host_names
     if not configured:
-        host = _unbracketed(settings.api_host.strip().lower().rstrip("."))
+        host = _unbracketed(settings.api.host.strip().lower().rstrip("."))
         address = _ip(host)
         wildcard = not host or (address is not None and address.is_unspecified)
         return AllowedHosts(names=frozenset(() if wildcard else (host,)), loopback=True)

@@ -127,10 +127,14 @@ def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
         properties={
             "url": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
             "crawl_depth": _nullable(
-                Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=settings.api_max_crawl_depth)
+                Schema(
+                    type=OpenAPIType.INTEGER, minimum=0, maximum=settings.api_limits.max_crawl_depth
+                )
             ),
             "max_pages": _nullable(
-                Schema(type=OpenAPIType.INTEGER, minimum=1, maximum=settings.api_max_crawl_pages)
+                Schema(
+                    type=OpenAPIType.INTEGER, minimum=1, maximum=settings.api_limits.max_crawl_pages
+                )
             ),
             "content": Schema(type=OpenAPIType.NULL),
             "source": _nullable(Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048)),
@@ -158,7 +162,7 @@ def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
             "files": Schema(
                 type=OpenAPIType.ARRAY,
                 min_items=1,
-                max_items=settings.api_max_upload_files,
+                max_items=settings.api_limits.max_upload_files,
                 items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
             ),
             "version": Schema(
@@ -327,7 +331,10 @@ class DocumentController(Controller):
         OpenAPI operation with the crawl and upload limits."""
         create = copy(cls.create)
         create.operation_class = document_create_operation(settings)
-        attributes = {"request_max_body_size": settings.api_max_upload_bytes, "create": create}
+        attributes = {
+            "request_max_body_size": settings.api_limits.max_upload_bytes,
+            "create": create,
+        }
         return type(cls.__name__, (cls,), attributes)
 
     @post(
@@ -557,7 +564,7 @@ def _invalid(field: str, message: str) -> ValidationException:
 
 
 def _size_at_most(field: str, size: int, settings: Settings) -> None:
-    limit = settings.api_max_upload_file_bytes
+    limit = settings.api_limits.max_upload_file_bytes
     if size > limit:
         var = Settings.env_names()["api_max_upload_file_bytes"]
         raise RequestLimitError(
@@ -584,10 +591,10 @@ async def _uploaded_files(
     uploads = [value for value in form.getall("files", []) if isinstance(value, UploadFile)]
     if not uploads:
         raise _invalid("files", "a multipart upload needs one or more `files` parts")
-    if len(uploads) > settings.api_max_upload_files:
+    if len(uploads) > settings.api_limits.max_upload_files:
         var = Settings.env_names()["api_max_upload_files"]
         raise RequestLimitError(
-            f"{len(uploads)} files exceed the limit of {settings.api_max_upload_files} per "
+            f"{len(uploads)} files exceed the limit of {settings.api_limits.max_upload_files} per "
             f"request ({var})",
             field="files",
         )

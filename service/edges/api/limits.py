@@ -19,7 +19,7 @@ ANSWER_MAX_K = 20
 
 
 def _check_text(text: str, field: str, settings: Settings) -> None:
-    limit = settings.api_max_query_chars
+    limit = settings.api_limits.max_query_chars
     if len(text) > limit:
         raise RequestLimitError(
             f"{field} has {len(text)} characters; at most {limit} are accepted "
@@ -36,20 +36,20 @@ def _check_k(k: int | None, limit: int) -> None:
 def check_search_limits(query: str, k: int | None, settings: Settings) -> None:
     """Raise `RequestLimitError` when a search's `query` or `k` is over its limit."""
     _check_text(query, "query", settings)
-    _check_k(k, settings.api_max_k)
+    _check_k(k, settings.api_limits.max_k)
 
 
 def check_answer_limits(question: str, k: int | None, settings: Settings) -> None:
     """Raise `RequestLimitError` when a question or its `k` is over its limit."""
     _check_text(question, "question", settings)
-    _check_k(k, min(ANSWER_MAX_K, settings.api_max_k))
+    _check_k(k, min(ANSWER_MAX_K, settings.api_limits.max_k))
 
 
 def check_crawl_limits(crawl_depth: int, max_pages: int, settings: Settings) -> None:
     """Raise `RequestLimitError` when a crawl's depth or page count is over its limit
     (`POST /documents` with a URL, `POST /sources` for a site)."""
-    _at_most("crawl_depth", crawl_depth, settings.api_max_crawl_depth, "api_max_crawl_depth")
-    _at_most("max_pages", max_pages, settings.api_max_crawl_pages, "api_max_crawl_pages")
+    _at_most("crawl_depth", crawl_depth, settings.api_limits.max_crawl_depth, "api_max_crawl_depth")
+    _at_most("max_pages", max_pages, settings.api_limits.max_crawl_pages, "api_max_crawl_pages")
 
 
 def _at_most(field: str, value: int, limit: int, setting: str) -> None:

@@ -78,7 +78,7 @@ class LlmWork:
     @classmethod
     def for_settings(cls, settings: Settings) -> LlmWork:
         """The limits of `settings` (`api_llm_workers`, `api_llm_per_key`)."""
-        return cls(workers=settings.api_llm_workers, per_key=settings.api_llm_per_key)
+        return cls(workers=settings.api_limits.llm_workers, per_key=settings.api_limits.llm_per_key)
 
     def running(self, owner: str) -> int:
         """The calls of `owner` running or waiting for a slot now."""

@@ -160,11 +160,11 @@ def load_api_keys(settings: Settings) -> ApiKeys:
     Raises `ConfigurationError` (naming the variable or file line, never a key) for an
     unreadable file, a malformed line, or a key that is empty or contains whitespace.
     """
-    read = _split(settings.api_read_keys)
-    write = _split(settings.api_write_keys)
-    if settings.api_keys_file:
+    read = _split(settings.api.read_keys)
+    write = _split(settings.api.write_keys)
+    if settings.api.keys_file:
         var = Settings.env_names()["api_keys_file"]
-        file_read, file_write = _read_keys_file(Path(settings.api_keys_file).expanduser(), var)
+        file_read, file_write = _read_keys_file(Path(settings.api.keys_file).expanduser(), var)
         read += file_read
         write += file_write
     return ApiKeys.of(read=read, write=write)
@@ -186,7 +186,7 @@ def check_bind(host: str, keys: ApiKeys, settings: Settings) -> None:
     Raises `ConfigurationError` when no key is configured, `host` is not loopback and
     `api_allow_open` is false.
     """
-    if keys.configured or settings.api_allow_open or is_loopback(host):
+    if keys.configured or settings.api.allow_open or is_loopback(host):
         return
     names = Settings.env_names()
     raise ConfigurationError(

@@ -273,7 +273,7 @@ class RegisteredSourceController(Controller):
             group=data.group,
             ref=data.ref,
             subpath=data.subpath,
-            directories=settings.source_directories,
+            directories=settings.api_limits.source_directory_paths,
         )
         if source.kind not in ("directory", "git"):
             await asyncio.to_thread(address_policy.check, source.location)  # UnsafeUrlError

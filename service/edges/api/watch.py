@@ -82,7 +82,7 @@ class WeaviateWatch:
 async def watching_weaviate(app: Litestar, settings: Settings) -> AsyncIterator[None]:
     """Keep a `WeaviateWatch` probing on `app.state.weaviate_watch` while the app runs."""
     watch = WeaviateWatch(
-        weaviate_ready_url(settings), interval=settings.api_weaviate_probe_seconds
+        weaviate_ready_url(settings), interval=settings.api.weaviate_probe_seconds
     )
     app.state.weaviate_watch = watch
     async with httpx.AsyncClient() as http:

@@ -44,9 +44,9 @@ def serve(settings: Settings, host: str | None, port: int | None, workers: int |
 
     from service.edges.api.security import check_bind, load_api_keys
 
-    host = host or settings.api_host
-    port = port or settings.api_port
-    processes = workers or settings.api_workers
+    host = host or settings.api.host
+    port = port or settings.api.port
+    processes = workers or settings.api.workers
     check_bind(host, load_api_keys(settings), settings)
     # The app checks its host too (another ASGI server may build it): the one served here.
     settings = settings.with_overrides(api_host=host)

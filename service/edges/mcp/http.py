@@ -88,7 +88,7 @@ class McpEndpoint:
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             json_response=True,
-            max_request_body_size=self.settings.api_max_body_bytes,
+            max_request_body_size=self.settings.api_limits.max_body_bytes,
             transport_security=transport_security(),
         )
         return self.server.session_manager

@@ -251,7 +251,7 @@ def test_an_upload_from_another_origin_is_refused_with_or_without_keys(
             )
         if refused:
             _refused(response, 403, "CrossOriginRequest")
-        elif settings.api_write_keys:
+        elif settings.api.write_keys:
             assert response.status_code == 401, response.text  # and then it needs the key
         else:
             assert response.status_code == 503, response.text  # reached the handler

@@ -82,7 +82,7 @@ def test_the_app_probes_at_the_configured_interval() -> None:
             watch: WeaviateWatch = app.state.weaviate_watch
             return watch.interval
 
-    assert Settings().api_weaviate_probe_seconds == 2.0
+    assert Settings().api.weaviate_probe_seconds == 2.0
     assert (
         asyncio.run(interval(Settings().with_overrides(weaviate_url="http://127.0.0.1:9"))) == 2.0
     )

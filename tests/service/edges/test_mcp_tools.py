@@ -184,7 +184,7 @@ def test_an_invalid_argument_is_a_tool_error_naming_it(
 
 def test_a_limit_is_the_rest_apis_message() -> None:
     fake = ToolSynopsis()
-    fake.settings = type(fake.settings)(api_max_query_chars=10)
+    fake.settings = type(fake.settings)().with_overrides(api_max_query_chars=10)
     result = _run(fake, "search_docs", {"query": "x" * 11})
     assert result.is_error
     assert _text(result) == (
