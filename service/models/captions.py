@@ -10,6 +10,7 @@ ships no vision model, so by default images are only counted (`image_count`).
 from __future__ import annotations
 
 import base64
+import dataclasses
 
 import ollama
 from langchain_core.messages import HumanMessage
@@ -17,7 +18,7 @@ from langchain_core.messages import HumanMessage
 from loaders import LoadOptions
 from service.connections import ollama_chat
 from service.errors import ConfigurationError, ModelError
-from service.settings import LOADER_LIMITS, Settings
+from service.settings import Settings
 
 __all__ = ["CAPTION_PROMPT", "OllamaCaptioner", "load_options"]
 
@@ -85,13 +86,13 @@ def load_options(
     settings: Settings, *, crawl_depth: int | None = None, max_pages: int | None = None
 ) -> LoadOptions:
     """Loader options from the settings: the crawl's extent, the limits on what a source
-    may expand to (`LOADER_LIMITS`); with a `vision_model`, PDF images are captioned."""
+    may expand to (`settings.loader_limits`); with a `vision_model`, PDF images are captioned."""
     captioner = OllamaCaptioner(settings) if settings.vision_model else None
-    limits = {name: settings.value(name) for name in LOADER_LIMITS}
+    limits = dataclasses.asdict(settings.loader_limits)
     return LoadOptions(
-        crawl_depth=settings.crawl_depth if crawl_depth is None else crawl_depth,
-        max_pages=settings.max_pages if max_pages is None else max_pages,
-        fetch_deadline=settings.fetch_deadline,
+        crawl_depth=settings.urls.crawl_depth if crawl_depth is None else crawl_depth,
+        max_pages=settings.urls.max_pages if max_pages is None else max_pages,
+        fetch_deadline=settings.urls.fetch_deadline,
         captioner=captioner,
         **limits,
     )

@@ -13,7 +13,6 @@ from service.settings.api import ApiSettings
 from service.settings.api_limits import MAX_K, ApiLimits
 from service.settings.composed import (
     CONSISTENCY_LEVELS,
-    LOADER_LIMITS,
     MAX_CONTEXT_TOKENS,
     MIN_CONTEXT_TOKENS,
     PROMPT_VERSIONS,
@@ -31,7 +30,9 @@ from service.settings.conversations import (
 )
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.jobs import JobSettings
+from service.settings.loader_limits import LOADER_LIMITS, LoaderLimits
 from service.settings.retention import RetentionSettings
+from service.settings.urls import UrlSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
@@ -50,11 +51,13 @@ __all__ = [
     "ConsistencyLevel",
     "ConversationSettings",
     "JobSettings",
+    "LoaderLimits",
     "PromptVersion",
     "RetentionSettings",
     "RewriteMethod",
     "Section",
     "Settings",
+    "UrlSettings",
     "setting",
     "setting_from",
 ]

@@ -31,11 +31,12 @@ from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
 from service.settings.jobs import JobSettings
+from service.settings.loader_limits import LoaderLimits
 from service.settings.retention import RetentionSettings
+from service.settings.urls import UrlSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
-    "LOADER_LIMITS",
     "MAX_CONTEXT_TOKENS",
     "MIN_CONTEXT_TOKENS",
     "PROMPT_VERSIONS",
@@ -65,17 +66,6 @@ MAX_CONTEXT_TOKENS = 100_000
 SUMMARY_VECTORS: tuple[SummaryVector, ...] = typing.get_args(SummaryVector)
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
-#: The loader limits (`loaders.LoadOptions` fields of the same names) the settings carry.
-LOADER_LIMITS = (
-    "max_markup_tags",
-    "max_archive_members",
-    "max_inflated_bytes",
-    "max_compression_ratio",
-    "max_pdf_pages",
-    "max_page_chars",
-    "max_pdf_operations",
-    "max_pdf_content_bytes",
-)
 #: The deadlines of outbound calls (seconds, each more than 0).
 _DEADLINES = (
     "weaviate_init_timeout",
@@ -161,8 +151,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "summary_strict_retry",
         "summary_retry_floor",
     ),
-    "URL sources": ("crawl_depth", "max_pages", "fetch_allow", "fetch_deadline"),
-    "Loader limits": LOADER_LIMITS,
+    UrlSettings.TOPIC: tuple(UrlSettings.names().values()),
+    LoaderLimits.TOPIC: tuple(LoaderLimits.names().values()),
     "Search": (
         "search_k",
         "search_alpha",
@@ -374,38 +364,6 @@ class Settings:
         "refused before any image is sent); empty: off, images are only counted.",
     )
 
-    crawl_depth: int = setting(0, "URL sources: levels of same-site links to follow.")
-    max_pages: int = setting(200, "URL sources: pages fetched at most.")
-    fetch_allow: str = setting(
-        "",
-        "Hosts or networks (comma-separated: `docs.internal, 10.0.0.0/8`) a URL ingest over "
-        "the HTTP API may reach although loopback or private (the CLI does not check).",
-    )
-    fetch_deadline: float = setting(
-        60.0, "Seconds for the whole fetch of one URL, its redirects and body included."
-    )
-    # What a small source may expand to (docs/reliability.md, "Decompression bombs"). A
-    # source over one is refused, its reason saying which limit and its value.
-    max_markup_tags: int = setting(
-        500_000, "Tags of an HTML page or of a Word file's XML, at most."
-    )
-    max_archive_members: int = setting(10_000, "Members of a Word file (zip), at most.")
-    max_inflated_bytes: int = setting(
-        100_000_000, "Bytes a Word file's members inflate to together, at most."
-    )
-    max_compression_ratio: int = setting(
-        100, "How many times its compressed size a Word file's member over 1 MiB may inflate."
-    )
-    max_pdf_pages: int = setting(5_000, "Pages of a PDF, at most.")
-    max_page_chars: int = setting(200_000, "Characters of text on one PDF page, at most.")
-    max_pdf_operations: int = setting(
-        5_000_000, "Things (text, paths, images, clips) a whole PDF draws, at most."
-    )
-    max_pdf_content_bytes: int = setting(
-        100_000_000,
-        "Bytes a PDF's content streams inflate to (each form as often as drawn), at most.",
-    )
-
     # The measurements behind the search defaults: docs/eval.md.
     search_k: int = setting(5, "Hits of a search unless the request says otherwise.")
     search_alpha: float = setting(
@@ -500,6 +458,8 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    loader_limits: LoaderLimits = field(default_factory=LoaderLimits)
+    urls: UrlSettings = field(default_factory=UrlSettings)
     api_limits: ApiLimits = field(default_factory=ApiLimits)
     api: ApiSettings = field(default_factory=ApiSettings)
     retention: RetentionSettings = field(default_factory=RetentionSettings)
@@ -535,12 +495,10 @@ class Settings:
                 )
 
     def _check_api_limits(self) -> None:
-        """Every API and loader limit at least 1 (a limit of 0 would refuse everything)."""
+        """A batch size of at least 1, and ingest leases that can work."""
         names = self.env_names()
-        api = ("query_embedding_batch_size",)
-        for name in (*api, *LOADER_LIMITS):
-            if getattr(self, name) < 1:
-                raise ConfigurationError(f"{names[name]} must be at least 1")
+        if self.query_embedding_batch_size < 1:
+            raise ConfigurationError(f"{names['query_embedding_batch_size']} must be at least 1")
         if self.ingest_lock_seconds <= 0 or self.ingest_lock_wait_seconds < 0:
             raise ConfigurationError(
                 f"{names['ingest_lock_seconds']} must be more than 0 and "

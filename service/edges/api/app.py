@@ -154,7 +154,7 @@ def create_app(
     )
     app.state.api_keys = api_keys
     # URLs given to the API are checked against it (the job workers' fetches too).
-    app.state.address_policy = AddressPolicy.from_allow_list(resolved.fetch_allow)
+    app.state.address_policy = AddressPolicy.from_allow_list(resolved.urls.fetch_allow)
     # Without keys, a connection that arrives on a non-loopback address is refused unless
     # this is set (a server bound beyond loopback by its own options, not `api_host`).
     app.state.api_allow_open = resolved.api.allow_open

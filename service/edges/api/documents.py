@@ -390,8 +390,8 @@ class DocumentController(Controller):
         if (body.url is None) == (body.content is None):
             raise _invalid("url", "give exactly one of `url` and `content`")
         if body.url is not None:
-            depth = settings.crawl_depth if body.crawl_depth is None else body.crawl_depth
-            pages = settings.max_pages if body.max_pages is None else body.max_pages
+            depth = settings.urls.crawl_depth if body.crawl_depth is None else body.crawl_depth
+            pages = settings.urls.max_pages if body.max_pages is None else body.max_pages
             check_crawl_limits(depth, pages, settings)
             await asyncio.to_thread(address_policy.check, body.url)  # UnsafeUrlError: 400
             job = await asyncio.to_thread(

@@ -252,7 +252,7 @@ async def running_jobs(
         replication=Replication.from_settings(settings),
     )
     await asyncio.to_thread(store.ensure_schema)
-    policy = AddressPolicy.from_allow_list(settings.fetch_allow)
+    policy = AddressPolicy.from_allow_list(settings.urls.fetch_allow)
     uploads = settings.data_dir / "uploads"
 
     def options() -> LoadOptions:
