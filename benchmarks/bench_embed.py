@@ -46,7 +46,7 @@ def main() -> None:
     settings = Settings.from_env()
     texts = [
         indexed_text(chunk.metadata.get("headers") or [], chunk.page_content)
-        for chunk in chunk_documents(load([str(TUTORIAL)]), max_tokens=settings.max_tokens)
+        for chunk in chunk_documents(load([str(TUTORIAL)]), max_tokens=settings.ingest.max_tokens)
     ]
     variants = {
         "all batched": Embedder(

@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings.from_env().with_overrides(collection_prefix=args.prefix)
-    expected = expected_chunks(args.sources, settings.max_tokens)
+    expected = expected_chunks(args.sources, settings.ingest.max_tokens)
     synopsis = Synopsis.open(settings)
     synopsis.store.drop()
     env = {**os.environ, "SYNOPSIS_COLLECTION_PREFIX": args.prefix}

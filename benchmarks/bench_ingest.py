@@ -313,7 +313,7 @@ def main() -> None:
         f"- sources: {', '.join(Path(s).name for s in sources)} (from `{TUTORIAL}`), into "
         f"collections prefixed `{PREFIX}` that start empty and are dropped afterwards\n"
         f"- models: chat {settings.chat_model}, embeddings {settings.embedding_model}, "
-        f"Ollama {settings.ollama_version} (local stack); max_tokens {settings.max_tokens}, "
+        f"Ollama {settings.ollama_version} (local stack); max_tokens {settings.ingest.max_tokens}, "
         f"summary concurrency {settings.summary_concurrency}"
     )
     section = (

@@ -84,7 +84,7 @@ def sample_chunks(settings: Settings, per_corpus: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for corpus, sources in corpora().items():
-        chunks = list(chunk_documents(load(sources), max_tokens=settings.max_tokens))
+        chunks = list(chunk_documents(load(sources), max_tokens=settings.ingest.max_tokens))
         unique: dict[str, Any] = {}
         for chunk in chunks:
             source = str(chunk.metadata[SOURCE])

@@ -210,5 +210,5 @@ class Sweeper:
         store = self.synopsis.store
         if not store.exists():
             return
-        with SourceLocks(store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             report.deletes += len(finish_deletions(store, locks=locks))

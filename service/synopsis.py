@@ -272,13 +272,13 @@ class Synopsis:
             store=self.store,
             summarizer=self.summarizer,
             embedder=self.embedder,
-            max_tokens=self.settings.max_tokens,
-            max_chunks=self.settings.max_chunks_per_source,
+            max_tokens=self.settings.ingest.max_tokens,
+            max_chunks=self.settings.ingest.max_chunks_per_source,
             min_similarity=self.settings.summary_min_similarity,
             on_event=on_event,
             leases=self.store.leases,
-            lock_seconds=self.settings.ingest_lock_seconds,
-            lock_wait_seconds=self.settings.ingest_lock_wait_seconds,
+            lock_seconds=self.settings.ingest.lock_seconds,
+            lock_wait_seconds=self.settings.ingest.lock_wait_seconds,
         )
 
     def resummarize(
@@ -339,7 +339,7 @@ class Synopsis:
             source,
             self.store,
             self.embedder,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=self.settings.ingest.max_tokens,
             min_similarity=self.settings.summary_min_similarity,
             on_progress=on_progress,
         )
@@ -602,7 +602,7 @@ class Synopsis:
 
         if not self.store.exists():
             return 0, 0
-        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             if not locks.acquire(source, wait=wait):
                 raise SourceBusyError(
                     f"{source} is being ingested or deleted by another process; try again "
@@ -629,7 +629,7 @@ class Synopsis:
         registry = self.registered_sources
         registry.require(name)
         hold = _sync_hold(name)
-        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             if not locks.acquire(hold, wait=0.0):
                 raise SourceBusyError(f"{name} is being synced by another process")
             locks.confirm(hold)
@@ -651,7 +651,7 @@ class Synopsis:
 
         if not self.store.exists():
             return 0
-        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             if not locks.acquire(source, wait=0.0):
                 raise SourceBusyError(f"{source} is being ingested or deleted by another process")
             locks.confirm(source)
@@ -678,7 +678,7 @@ class Synopsis:
         registry = self.registered_sources
         edited(registry.require(name), interval=interval, version=version, group=group)
         hold = _sync_hold(name)
-        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             if not locks.acquire(hold, wait=0.0):
                 raise SourceBusyError(f"{name} is being synced; edit it once that is done")
             locks.confirm(hold)
@@ -703,7 +703,7 @@ class Synopsis:
         registry = self.registered_sources
         registry.require(name)
         hold = _sync_hold(name)
-        with SourceLocks(self.store.leases, seconds=self.settings.ingest_lock_seconds) as locks:
+        with SourceLocks(self.store.leases, seconds=self.settings.ingest.lock_seconds) as locks:
             if not locks.acquire(hold, wait=0.0):
                 raise SourceBusyError(f"{name} is being synced; remove it once that is done")
             locks.confirm(hold)

@@ -29,6 +29,7 @@ from service.settings.conversations import (
     RewriteMethod,
 )
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
+from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LOADER_LIMITS, LoaderLimits
 from service.settings.retention import RetentionSettings
@@ -50,6 +51,7 @@ __all__ = [
     "ApiSettings",
     "ConsistencyLevel",
     "ConversationSettings",
+    "IngestSettings",
     "JobSettings",
     "LoaderLimits",
     "PromptVersion",

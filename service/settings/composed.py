@@ -30,6 +30,7 @@ from service.settings.api import ApiSettings
 from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
+from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LoaderLimits
 from service.settings.retention import RetentionSettings
@@ -124,12 +125,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "query_embedding_batch_size",
         "vision_model",
     ),
-    "Chunking and ingest": (
-        "max_tokens",
-        "max_chunks_per_source",
-        "ingest_lock_seconds",
-        "ingest_lock_wait_seconds",
-    ),
+    IngestSettings.TOPIC: tuple(IngestSettings.names().values()),
     "Summaries": (
         "summary_concurrency",
         "summary_timeout",
@@ -276,27 +272,7 @@ class Settings:
         "all-minilm-l6-v2", "The Ollama embedding model, for documents and queries."
     )
 
-    max_tokens: int = setting(
-        500, "The largest chunk (cl100k_base tokens); a longer line is cut inside."
-    )
-    # Each chunk costs a model call: a 10,000-page PDF or 20 MB of one-line text would take
-    # days on a small machine. The largest page of the Python docs is about 150 chunks.
-    max_chunks_per_source: int = setting(
-        2_000,
-        "A source that splits into more chunks is not indexed (reported failed, naming this "
-        "setting); 0: no limit.",
-    )
     summary_concurrency: int = setting(2, "Summary calls to Ollama running at once.")
-    ingest_lock_seconds: float = setting(
-        60.0,
-        "Lease (seconds) an ingest or delete holds on each source it changes, renewed every "
-        "third of it; a killed process's lease ends after it.",
-    )
-    ingest_lock_wait_seconds: float = setting(
-        600.0,
-        "Seconds an ingest waits for a source another one holds before reporting it failed "
-        "(a delete does not wait: HTTP 409).",
-    )
     summary_timeout: float = setting(
         300.0, "Seconds per summary call, including the wait in Ollama's queue."
     )
@@ -458,6 +434,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
     loader_limits: LoaderLimits = field(default_factory=LoaderLimits)
     urls: UrlSettings = field(default_factory=UrlSettings)
     api_limits: ApiLimits = field(default_factory=ApiLimits)
@@ -495,15 +472,10 @@ class Settings:
                 )
 
     def _check_api_limits(self) -> None:
-        """A batch size of at least 1, and ingest leases that can work."""
+        """A batch size of at least 1 (a batch of 0 would embed nothing)."""
         names = self.env_names()
         if self.query_embedding_batch_size < 1:
             raise ConfigurationError(f"{names['query_embedding_batch_size']} must be at least 1")
-        if self.ingest_lock_seconds <= 0 or self.ingest_lock_wait_seconds < 0:
-            raise ConfigurationError(
-                f"{names['ingest_lock_seconds']} must be more than 0 and "
-                f"{names['ingest_lock_wait_seconds']} at least 0"
-            )
 
     def _check_deadlines(self) -> None:
         """Every deadline positive (a deadline of 0 would fail every call)."""

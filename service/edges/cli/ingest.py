@@ -78,7 +78,7 @@ def chunk(
     documents = load(
         list(sources), options=_load_options(settings, crawl_depth, max_pages), on_error=failed
     )
-    chunks = chunk_documents(documents, max_tokens=max_tokens or settings.max_tokens)
+    chunks = chunk_documents(documents, max_tokens=max_tokens or settings.ingest.max_tokens)
     count = tokens = 0
     per_source: dict[str, int] = {}
     for piece in chunks:

@@ -122,7 +122,7 @@ def test_two_ingests_of_one_source_at_once_leave_one_version_and_no_orphan(
     assert record.status == "complete"
     [last] = [v for v in VERSIONS if content_hash(_document(v).page_content) == record.content_hash]
     # Exactly the chunks of the version written last: none of the other's left behind.
-    split_last = chunk_documents([_document(last)], max_tokens=core.settings.max_tokens)
+    split_last = chunk_documents([_document(last)], max_tokens=core.settings.ingest.max_tokens)
     chunks = _unique_chunks(SOURCE, split_last)
     assert set(core.store.existing_originals(SOURCE)) == set(chunks)
     assert found.originals[SOURCE] == found.summaries[SOURCE] == record.chunks == len(chunks)

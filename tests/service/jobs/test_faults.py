@@ -69,7 +69,7 @@ def _clean_counts(settings: Settings, tmp_path: Path) -> dict[str, int]:
     documents = list(file_documents(tuple(files), options=LoadOptions(), on_error=print))
     counts: dict[str, int] = {}
     for document in documents:
-        chunks = chunk_documents([document], max_tokens=settings.max_tokens)
+        chunks = chunk_documents([document], max_tokens=settings.ingest.max_tokens)
         unique = {(tuple(c.metadata.get(HEADERS) or []), c.page_content) for c in chunks}
         counts[str(document.metadata["source"])] = len(unique)
     return counts
@@ -144,7 +144,7 @@ class _Service:
             "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs.poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs.lease_seconds),
-            "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest_lock_seconds),
+            "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest.lock_seconds),
             "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summary_timeout),
         }
         self.process = start_serve(self.port, env, self.log)

@@ -124,7 +124,7 @@ def test_a_sitemap_syncs_on_the_real_stack(synopsis: Synopsis) -> None:
         stored = registry.require("site")
         assert set(stored.pages) == {site.url("/b.html"), site.url("/c.html")}
         assert stored.last_report == third
-        assert _chunk_ids(synopsis) == _fresh(site.sitemap_url, synopsis.settings.max_tokens)
+        assert _chunk_ids(synopsis) == _fresh(site.sitemap_url, synopsis.settings.ingest.max_tokens)
         assert synopsis.source(site.url("/a.html")) is None
         assert_invariants(synopsis.store)
     # Another process syncing it: this one refuses rather than run beside it.
@@ -185,7 +185,7 @@ def test_a_crawled_site_resyncs_with_one_request_a_page_on_the_real_stack(
         assert third.completed
         assert synopsis.source(site.url("/docs/b.html")) is None
         assert _chunk_ids(synopsis) == _fresh(
-            start, synopsis.settings.max_tokens, "site", crawl_depth=1
+            start, synopsis.settings.ingest.max_tokens, "site", crawl_depth=1
         )
         assert_invariants(synopsis.store)
 
@@ -253,7 +253,7 @@ def test_a_git_repository_syncs_commit_to_commit_on_the_real_stack(
     assert report.completed
     assert third.commit == commit
     assert synopsis.registered_sources.require("repo").commit == commit
-    fresh = MemoryIndex(max_tokens=synopsis.settings.max_tokens)
+    fresh = MemoryIndex(max_tokens=synopsis.settings.ingest.max_tokens)
     sync_source(fresh, dataclasses.replace(third, pages={}, commit=""), options=OPTIONS)
     assert _chunk_ids(synopsis) == fresh.chunks()
     assert {r.version for r in synopsis.sources()} == {"1.0"}
