@@ -57,9 +57,9 @@ _GRPC = GrpcConfig(channel_options=[("grpc.max_reconnect_backoff_ms", 5000)])
 def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
     """A connected Weaviate client (the caller closes it)."""
     timeout = Timeout(
-        init=settings.weaviate_init_timeout,
-        query=settings.weaviate_query_timeout,
-        insert=settings.weaviate_insert_timeout,
+        init=settings.deadlines.weaviate_init_timeout,
+        query=settings.deadlines.weaviate_query_timeout,
+        insert=settings.deadlines.weaviate_insert_timeout,
     )
     try:
         if settings.uses_local_weaviate:

@@ -102,8 +102,8 @@ def ollama_embeddings(settings: Settings) -> OllamaEmbeddingModel:
         model=settings.embedding_model,
         base_url=settings.resolved_ollama_url,
         keep_alive=1800,
-        timeout=settings.embedding_timeout,
-        query_timeout=settings.query_embedding_timeout,
+        timeout=settings.deadlines.embedding_timeout,
+        query_timeout=settings.deadlines.query_embedding_timeout,
     )
 
 

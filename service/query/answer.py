@@ -99,7 +99,7 @@ def answer_model(settings: Settings) -> ChatOllama:
         max_tokens=settings.answer_max_tokens,
         stop=_TEMPLATE_ENDS,
         model=settings.resolved_answer_model,
-        timeout=settings.answer_timeout,
+        timeout=settings.deadlines.answer_timeout,
     )
 
 

@@ -28,6 +28,7 @@ from service.settings.conversations import (
     ConversationSettings,
     RewriteMethod,
 )
+from service.settings.deadlines import DeadlineSettings
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
@@ -51,6 +52,7 @@ __all__ = [
     "ApiSettings",
     "ConsistencyLevel",
     "ConversationSettings",
+    "DeadlineSettings",
     "IngestSettings",
     "JobSettings",
     "LoaderLimits",

@@ -29,6 +29,7 @@ from service.query.modes import Mode
 from service.settings.api import ApiSettings
 from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
+from service.settings.deadlines import DeadlineSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
@@ -67,16 +68,6 @@ MAX_CONTEXT_TOKENS = 100_000
 SUMMARY_VECTORS: tuple[SummaryVector, ...] = typing.get_args(SummaryVector)
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
-#: The deadlines of outbound calls (seconds, each more than 0).
-_DEADLINES = (
-    "weaviate_init_timeout",
-    "weaviate_query_timeout",
-    "weaviate_insert_timeout",
-    "embedding_timeout",
-    "query_embedding_timeout",
-    "answer_timeout",
-    "summary_timeout",
-)
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
 _LOCAL_WEAVIATE_NODES = (1, 3)
 
@@ -108,14 +99,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "ollama_url",
         "collection_prefix",
     ),
-    "Deadlines of outbound calls": (
-        "weaviate_init_timeout",
-        "weaviate_query_timeout",
-        "weaviate_insert_timeout",
-        "embedding_timeout",
-        "query_embedding_timeout",
-        "answer_timeout",
-    ),
+    DeadlineSettings.TOPIC: tuple(DeadlineSettings.names().values()),
     "Models": (
         "chat_model",
         "answer_model",
@@ -224,23 +208,6 @@ class Settings:
 
     ollama_url: str = setting(
         "", "An external Ollama, e.g. `http://ollama:11434`; empty: the local stack's own."
-    )
-
-    # A server that hangs (accepts connections, never answers) fails the call after its
-    # deadline, and the HTTP API answers 503. Summaries have their own, `summary_timeout`.
-    weaviate_init_timeout: float = setting(
-        10.0, "Seconds to connect to Weaviate (each start-up check)."
-    )
-    weaviate_query_timeout: float = setting(60.0, "Seconds for one Weaviate query or REST call.")
-    weaviate_insert_timeout: float = setting(120.0, "Seconds for one batch write to Weaviate.")
-    embedding_timeout: float = setting(
-        120.0, "Seconds for Ollama to embed one batch of document texts."
-    )
-    query_embedding_timeout: float = setting(10.0, "Seconds for Ollama to embed a query.")
-    answer_timeout: float = setting(
-        120.0,
-        "Seconds for an answer (also a document summary, a follow-up rewrite): the wait for "
-        "each of its streamed parts.",
     )
 
     collection_prefix: str = setting(
@@ -434,6 +401,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    deadlines: DeadlineSettings = field(default_factory=DeadlineSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
     loader_limits: LoaderLimits = field(default_factory=LoaderLimits)
     urls: UrlSettings = field(default_factory=UrlSettings)
@@ -478,11 +446,10 @@ class Settings:
             raise ConfigurationError(f"{names['query_embedding_batch_size']} must be at least 1")
 
     def _check_deadlines(self) -> None:
-        """Every deadline positive (a deadline of 0 would fail every call)."""
-        names = self.env_names()
-        for name in _DEADLINES:
-            if not getattr(self, name) > 0:
-                raise ConfigurationError(f"{names[name]} must be more than 0 seconds")
+        """The summary deadline positive (a deadline of 0 would fail every call)."""
+        if not self.summary_timeout > 0:
+            name = self.env_names()["summary_timeout"]
+            raise ConfigurationError(f"{name} must be more than 0 seconds")
 
     def _check_replication(self) -> None:
         """Node count, replication factor and consistency levels that can work together."""
