@@ -66,7 +66,7 @@ def main() -> None:
         rewriters = {
             method: QueryRewriter(
                 model if method == "model" else None,
-                model_name=settings.resolved_answer_model,
+                model_name=settings.models.resolved_answer_model,
                 method=method,
                 context_turns=settings.conversations.context_turns,
             )
@@ -95,7 +95,7 @@ def main() -> None:
         "benchmarks/bench_conversations.py` on the tutorial index: "
         f"{len(pairs)} two-turn questions of `{args.set}` (written before any of these "
         f"results), mode `{settings.search_mode}`, k = {K}; rewrites by "
-        f"`{settings.resolved_answer_model}` ({seconds / max(1, len(pairs)):.1f} s per "
+        f"`{settings.models.resolved_answer_model}` ({seconds / max(1, len(pairs)):.1f} s per "
         f"rewrite on this machine; {platform.machine()}, {cpu_model()}, load {load_text()}).",
         "",
         "| follow-up searched as | Recall@1 | Recall@5 | Recall@10 | MRR@10 |",

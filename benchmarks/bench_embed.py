@@ -50,10 +50,10 @@ def main() -> None:
     ]
     variants = {
         "all batched": Embedder(
-            ollama_embeddings(settings), model=settings.embedding_model, solo_chars=math.inf
+            ollama_embeddings(settings), model=settings.models.embedding_model, solo_chars=math.inf
         ),
         "long texts alone (Embedder's default)": Embedder(
-            ollama_embeddings(settings), model=settings.embedding_model
+            ollama_embeddings(settings), model=settings.models.embedding_model
         ),
     }
     seconds: dict[str, list[float]] = {name: [] for name in variants}
@@ -87,7 +87,7 @@ def main() -> None:
         f"logical cores, {cpu_model()}; load average {load_before} before, {load_text()} "
         "after\n"
         f"- {len(texts)} chunk texts of the tutorial (header path + chunk), {long_texts} of "
-        f"them over 1,200 characters; {settings.embedding_model} via the local Ollama; "
+        f"them over 1,200 characters; {settings.models.embedding_model} via the local Ollama; "
         f"{args.rounds} rounds, the two ways alternating; both returned the same vectors\n\n"
         "| way | median s | per round |\n|---|---:|---|\n"
         f"{rows}\n\n"

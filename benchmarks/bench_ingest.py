@@ -312,7 +312,8 @@ def main() -> None:
         "two cores as this process, and other engineers' test runs may use the same Ollama\n"
         f"- sources: {', '.join(Path(s).name for s in sources)} (from `{TUTORIAL}`), into "
         f"collections prefixed `{PREFIX}` that start empty and are dropped afterwards\n"
-        f"- models: chat {settings.chat_model}, embeddings {settings.embedding_model}, "
+        f"- models: chat {settings.models.chat_model}, "
+        f"embeddings {settings.models.embedding_model}, "
         f"Ollama {settings.ollama_version} (local stack); max_tokens {settings.ingest.max_tokens}, "
         f"summary concurrency {settings.summary_concurrency}"
     )

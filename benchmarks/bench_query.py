@@ -242,9 +242,9 @@ def bench_query_path(
         client=warm.client,
         embedder=Embedder(
             ollama_embeddings(settings),
-            model=settings.embedding_model,
+            model=settings.models.embedding_model,
             query_cache_size=0,
-            query_batch_size=settings.query_embedding_batch_size,
+            query_batch_size=settings.models.query_embedding_batch_size,
         ),
         summarizer=warm.summarizer,
     )
@@ -255,7 +255,7 @@ def bench_query_path(
         client=warm.client,
         embedder=Embedder(
             ollama_embeddings(settings),
-            model=settings.embedding_model,
+            model=settings.models.embedding_model,
             query_cache_size=0,
             query_batch_size=1,
         ),
@@ -285,7 +285,7 @@ def bench_query_path(
             JOINT_COLD: synopsis_call(cold, "joint"),
             **(
                 {UNSHARED_COLD: synopsis_call(unshared, "joint")}
-                if settings.query_embedding_batch_size > 1
+                if settings.models.query_embedding_batch_size > 1
                 else {}
             ),
             "floor originals, cold (embed + hybrid)": chunk_floor.cold,
@@ -437,13 +437,14 @@ def bench_query_path(
         f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
         f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
         f"- query embeddings of concurrent Synopsis searches shared: at most "
-        f"{settings.query_embedding_batch_size} per call (SYNOPSIS_QUERY_EMBEDDING_BATCH_SIZE; "
+        f"{settings.models.query_embedding_batch_size} per call "
+        "(SYNOPSIS_QUERY_EMBEDDING_BATCH_SIZE; "
         f"1: one call per search){batching}\n"
         f"- Weaviate {weaviate_version} (local stack), weaviate-client "
-        f"{metadata.version('weaviate-client')}, embeddings {settings.embedding_model} "
+        f"{metadata.version('weaviate-client')}, embeddings {settings.models.embedding_model} "
         f"via Ollama {settings.ollama_version}; Python {platform.python_version()}"
     )
-    sharing = settings.query_embedding_batch_size
+    sharing = settings.models.query_embedding_batch_size
     title = "Query path: Synopsis against the raw Weaviate floor" + (
         "" if sharing > 1 else ", one embedding call per search"
     )

@@ -146,8 +146,8 @@ def main() -> int:
             "",
             f"`{COMMAND} --pages {args.pages} --kind {kind}`, one run on "
             f"{dt.date.today().isoformat()}: {cpu_model()}, load average {load_text()} "
-            f"at the end; chat model `{settings.chat_model}`, embeddings "
-            f"`{settings.embedding_model}`. Seconds are the sync's own (its report).",
+            f"at the end; chat model `{settings.models.chat_model}`, embeddings "
+            f"`{settings.models.embedding_model}`. Seconds are the sync's own (its report).",
             "",
             "| sync | seconds | requests | 304s | LLM calls | chunks embedded | "
             "unchanged/changed/added/removed | share of the first |",

@@ -95,7 +95,7 @@ def floor_search_command(settings: Settings, query: str) -> list[str]:
     weight = settings.search_summary_weight
     params = {
         "ollama": settings.resolved_ollama_url,
-        "model": settings.embedding_model,
+        "model": settings.models.embedding_model,
         "query": query,
         "port": settings.local_weaviate_port,
         "grpc": settings.local_weaviate_grpc_port,
@@ -307,7 +307,7 @@ def main() -> None:
         f"- local stack already running (Weaviate {settings.weaviate_version}, Ollama "
         f"{settings.ollama_version}); index: the "
         f"`{settings.collection_prefix or '(default)'}` collections; embeddings "
-        f"{settings.embedding_model}; Python {platform.python_version()}"
+        f"{settings.models.embedding_model}; Python {platform.python_version()}"
     )
     section = (
         "## Start-up: `synopsis --help` and `synopsis search`\n\n"

@@ -113,12 +113,12 @@ def ollama_chat(
     from langchain_ollama import ChatOllama  # only commands that write or answer need it
 
     return ChatOllama(
-        model=model or settings.chat_model,
+        model=model or settings.models.chat_model,
         base_url=settings.resolved_ollama_url,
         temperature=0.0,
         num_predict=max_tokens,
         repeat_penalty=1.15,
-        num_ctx=settings.chat_context_tokens,
+        num_ctx=settings.models.chat_context_tokens,
         stop=list(stop) or None,
         keep_alive=1800,
         client_kwargs={"timeout": timeout},

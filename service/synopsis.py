@@ -116,7 +116,7 @@ class Synopsis:
             settings = self.settings
             self._summarizer = Summarizer(
                 chat_model(settings),
-                model_name=settings.chat_model,
+                model_name=settings.models.chat_model,
                 concurrency=settings.summary_concurrency,
                 timeout=settings.summary_timeout,
                 retries=settings.summary_retries,
@@ -136,7 +136,7 @@ class Synopsis:
 
             self._answerer = Answerer(
                 answer_model(self.settings),
-                model_name=self.settings.resolved_answer_model,
+                model_name=self.settings.models.resolved_answer_model,
                 term_check=self.settings.answer_term_check,
                 min_support=self.settings.answer_min_support,
                 quote_on_refusal=self.settings.answer_quote_on_refusal,
@@ -152,7 +152,7 @@ class Synopsis:
 
             self._document_summarizer = DocumentSummarizer(
                 answer_model(self.settings),
-                model_name=self.settings.resolved_answer_model,
+                model_name=self.settings.models.resolved_answer_model,
                 cache_dir=self.settings.data_dir / "document-summaries",
                 min_support=self.settings.answer_min_support,
             )
@@ -168,7 +168,7 @@ class Synopsis:
             method = self.settings.conversations.rewrite
             self._rewriter = QueryRewriter(
                 answer_model(self.settings) if method == "model" else None,
-                model_name=self.settings.resolved_answer_model,
+                model_name=self.settings.models.resolved_answer_model,
                 method=method,
                 context_turns=self.settings.conversations.context_turns,
             )
@@ -209,9 +209,9 @@ class Synopsis:
         client = connect_weaviate(settings)
         embedder = Embedder(
             ollama_embeddings(settings),
-            model=settings.embedding_model,
-            batch_size=settings.embedding_batch_size,
-            query_batch_size=settings.query_embedding_batch_size,
+            model=settings.models.embedding_model,
+            batch_size=settings.models.embedding_batch_size,
+            query_batch_size=settings.models.query_embedding_batch_size,
         )
         return cls(settings, client=client, embedder=embedder)
 

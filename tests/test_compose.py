@@ -178,9 +178,12 @@ def test_synopsis_environment_loads_into_external_settings(compose: dict[str, An
     environment = _environment(_services(compose)["synopsis"])
     settings = Settings.from_env({k: _interpolate(v, {}) for k, v in environment.items()})
     assert (settings.uses_local_weaviate, settings.uses_local_ollama) == (False, False)
-    assert (settings.chat_model, settings.embedding_model) == ("llama3.1", "mxbai-embed-large")
+    assert (settings.models.chat_model, settings.models.embedding_model) == (
+        "llama3.1",
+        "mxbai-embed-large",
+    )
     # The local stack's default answer model is not pulled here: the chat model answers.
-    assert settings.resolved_answer_model == "llama3.1"
+    assert settings.models.resolved_answer_model == "llama3.1"
     assert settings.weaviate_grpc_port == 50051
 
 

@@ -17,7 +17,7 @@ from tests.support.models import (
 def test_cheap_settings_use_the_smallest_model_briefly_without_the_guard() -> None:
     base = Settings().with_overrides(collection_prefix="TestX", summary_timeout=9.0)
     cheap = cheap_model_settings(base)
-    assert (cheap.chat_model, cheap.resolved_answer_model) == (
+    assert (cheap.models.chat_model, cheap.models.resolved_answer_model) == (
         SMALLEST_CHAT_MODEL,
         SMALLEST_CHAT_MODEL,
     )

@@ -18,8 +18,8 @@ def models_line(settings: Settings) -> str:
     """The summary and embedding models, each with the package its local file came from."""
     models = []
     for role, model in (
-        ("summaries", settings.chat_model),
-        ("embeddings", settings.embedding_model),
+        ("summaries", settings.models.chat_model),
+        ("embeddings", settings.models.embedding_model),
     ):
         package = LOCAL_MODELS.get(model)
         origin = f" (PyPI {package.package} {package.version}" if package else ""

@@ -38,11 +38,14 @@ class OllamaCaptioner:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.model = settings.vision_model
+        self.model = settings.models.vision_model
         self._url = settings.resolved_ollama_url
         self._checked = False
         self._chat = ollama_chat(
-            settings, model=settings.vision_model, max_tokens=80, timeout=settings.summary_timeout
+            settings,
+            model=settings.models.vision_model,
+            max_tokens=80,
+            timeout=settings.summary_timeout,
         )
 
     def __call__(self, image: bytes, extension: str) -> str:
@@ -87,7 +90,7 @@ def load_options(
 ) -> LoadOptions:
     """Loader options from the settings: the crawl's extent, the limits on what a source
     may expand to (`settings.loader_limits`); with a `vision_model`, PDF images are captioned."""
-    captioner = OllamaCaptioner(settings) if settings.vision_model else None
+    captioner = OllamaCaptioner(settings) if settings.models.vision_model else None
     limits = dataclasses.asdict(settings.loader_limits)
     return LoadOptions(
         crawl_depth=settings.urls.crawl_depth if crawl_depth is None else crawl_depth,

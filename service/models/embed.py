@@ -99,7 +99,7 @@ class OllamaEmbeddingModel(Embeddings):
 def ollama_embeddings(settings: Settings) -> OllamaEmbeddingModel:
     """The configured embedding model behind Ollama."""
     return OllamaEmbeddingModel(
-        model=settings.embedding_model,
+        model=settings.models.embedding_model,
         base_url=settings.resolved_ollama_url,
         keep_alive=1800,
         timeout=settings.deadlines.embedding_timeout,

@@ -98,7 +98,7 @@ def answer_model(settings: Settings) -> ChatOllama:
         settings,
         max_tokens=settings.answer_max_tokens,
         stop=_TEMPLATE_ENDS,
-        model=settings.resolved_answer_model,
+        model=settings.models.resolved_answer_model,
         timeout=settings.deadlines.answer_timeout,
     )
 

@@ -33,6 +33,7 @@ from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LOADER_LIMITS, LoaderLimits
+from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
 from service.settings.urls import UrlSettings
 
@@ -56,6 +57,7 @@ __all__ = [
     "IngestSettings",
     "JobSettings",
     "LoaderLimits",
+    "ModelSettings",
     "PromptVersion",
     "RetentionSettings",
     "RewriteMethod",

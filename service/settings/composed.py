@@ -34,6 +34,7 @@ from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, 
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LoaderLimits
+from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
 from service.settings.urls import UrlSettings
 
@@ -100,15 +101,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "collection_prefix",
     ),
     DeadlineSettings.TOPIC: tuple(DeadlineSettings.names().values()),
-    "Models": (
-        "chat_model",
-        "answer_model",
-        "chat_context_tokens",
-        "embedding_model",
-        "embedding_batch_size",
-        "query_embedding_batch_size",
-        "vision_model",
-    ),
+    ModelSettings.TOPIC: tuple(ModelSettings.names().values()),
     IngestSettings.TOPIC: tuple(IngestSettings.names().values()),
     "Summaries": (
         "summary_concurrency",
@@ -216,29 +209,6 @@ class Settings:
         "into new collections when the embedding model changes, or keep indexes apart.",
     )
 
-    # Chosen by the rule in docs/eval.md ("Choosing the summarizer and the answer model").
-    chat_model: str = setting(
-        "qwen2.5-coder-1.5b-instruct",
-        "The Ollama model that writes summaries (and answers when `answer_model` is empty).",
-    )
-    # An answer is one call where an ingest makes thousands of summaries, so the two can
-    # differ; Ollama keeps it loaded beside the chat model. The default answers as often
-    # from the passages as the 1.5B and three times as fast (docs/eval.md, the same rule).
-    answer_model: str = setting(
-        "qwen2.5-coder-0.5b-instruct",
-        "The Ollama model that writes answers; empty: the chat model.",
-    )
-    # One size for both: Ollama loads a model once per context size, so two sizes would make
-    # answers wait for a running ingest's summaries (or reload the model back and forth).
-    chat_context_tokens: int = setting(
-        4096,
-        "Context window of the chat and answer models (tokens); an answer's prompt (k passages "
-        "of up to `max_tokens` each, plus `answer_max_tokens`) must fit in it.",
-    )
-    embedding_model: str = setting(
-        "all-minilm-l6-v2", "The Ollama embedding model, for documents and queries."
-    )
-
     summary_concurrency: int = setting(2, "Summary calls to Ollama running at once.")
     summary_timeout: float = setting(
         300.0, "Seconds per summary call, including the wait in Ollama's queue."
@@ -294,17 +264,6 @@ class Settings:
         "retries passed, a flagged "
         "summary gets the extractive one without a retry (every 10th still retries, to "
         "keep measuring); 0: always retry.",
-    )
-    embedding_batch_size: int = setting(32, "Document texts sent in one embedding call.")
-    query_embedding_batch_size: int = setting(
-        32,
-        "The most query texts of concurrent searches sent in one embedding call (those "
-        "arriving during a call share the next); 1: each search makes its own call.",
-    )
-    vision_model: str = setting(
-        "",
-        "An Ollama model with the `vision` capability that captions PDF images (another is "
-        "refused before any image is sent); empty: off, images are only counted.",
     )
 
     # The measurements behind the search defaults: docs/eval.md.
@@ -401,6 +360,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    models: ModelSettings = field(default_factory=ModelSettings)
     deadlines: DeadlineSettings = field(default_factory=DeadlineSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
     loader_limits: LoaderLimits = field(default_factory=LoaderLimits)
@@ -414,7 +374,6 @@ class Settings:
         self._check_choices()
         self._check_replication()
         self._check_local_ports()
-        self._check_api_limits()
         self._check_deadlines()
         if not MIN_CONTEXT_TOKENS <= self.search_max_tokens <= MAX_CONTEXT_TOKENS:
             raise ConfigurationError(
@@ -438,12 +397,6 @@ class Settings:
                 raise ConfigurationError(
                     f"{names[name]}={value!r} is not one of {', '.join(map(str, allowed))}"
                 )
-
-    def _check_api_limits(self) -> None:
-        """A batch size of at least 1 (a batch of 0 would embed nothing)."""
-        names = self.env_names()
-        if self.query_embedding_batch_size < 1:
-            raise ConfigurationError(f"{names['query_embedding_batch_size']} must be at least 1")
 
     def _check_deadlines(self) -> None:
         """The summary deadline positive (a deadline of 0 would fail every call)."""
@@ -518,11 +471,6 @@ class Settings:
     def uses_local_weaviate(self) -> bool:
         """True when no external Weaviate is configured."""
         return not self.weaviate_url
-
-    @property
-    def resolved_answer_model(self) -> str:
-        """The model that writes answers: `answer_model`, else the chat model."""
-        return self.answer_model or self.chat_model
 
     @property
     def uses_local_ollama(self) -> bool:

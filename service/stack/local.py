@@ -134,9 +134,9 @@ class LocalStack:
                     list(
                         dict.fromkeys(
                             [
-                                self.settings.chat_model,
-                                self.settings.resolved_answer_model,
-                                self.settings.embedding_model,
+                                self.settings.models.chat_model,
+                                self.settings.models.resolved_answer_model,
+                                self.settings.models.embedding_model,
                             ]
                         )
                     ),

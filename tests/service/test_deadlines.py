@@ -98,7 +98,7 @@ def _settings(port: int, **changes: Any) -> Settings:
 
 def test_a_query_embedding_gives_up_within_its_timeout(hung_port: int) -> None:
     settings = _settings(hung_port, query_embedding_timeout=DEADLINE)
-    embedder = Embedder(ollama_embeddings(settings), model=settings.embedding_model)
+    embedder = Embedder(ollama_embeddings(settings), model=settings.models.embedding_model)
     try:
         error = _within(lambda: embedder.embed_query("range()"), DEADLINE + SLACK)
     finally:
@@ -110,7 +110,7 @@ def test_a_query_embedding_gives_up_within_its_timeout(hung_port: int) -> None:
 
 def test_a_document_embedding_gives_up_within_its_timeout(hung_port: int) -> None:
     settings = _settings(hung_port, embedding_timeout=DEADLINE)
-    embedder = Embedder(ollama_embeddings(settings), model=settings.embedding_model)
+    embedder = Embedder(ollama_embeddings(settings), model=settings.models.embedding_model)
     try:
         error = _within(lambda: embedder.embed_documents(["a", "b"]), DEADLINE + SLACK)
     finally:

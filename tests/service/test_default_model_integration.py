@@ -83,7 +83,7 @@ def test_every_summary_passes_the_guard_or_is_an_extractive_fallback_with_reason
         original = originals[record.original_id]
         shown = f"[{record.kind} {record.reason or '-'}] {original.headers[-1]}"
         print(f"\n{shown}: {record.summary!r}")
-        assert (record.source, record.model) == (source, settings.chat_model)
+        assert (record.source, record.model) == (source, settings.models.chat_model)
         if record.kind == "llm":
             view = clean_for_prompt(original.content)
             reasons = validate_summary(

@@ -194,8 +194,8 @@ def test_other_variables_are_ignored() -> None:
 
 def test_reads_os_environ_only_when_no_mapping_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYNOPSIS_CHAT_MODEL", "from-os-environ")
-    assert Settings.from_env().chat_model == "from-os-environ"
-    assert Settings.from_env({}).chat_model == "qwen2.5-coder-1.5b-instruct"
+    assert Settings.from_env().models.chat_model == "from-os-environ"
+    assert Settings.from_env({}).models.chat_model == "qwen2.5-coder-1.5b-instruct"
 
 
 @pytest.mark.parametrize(
@@ -306,12 +306,15 @@ def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
 
 
 def test_the_answer_model_is_its_own_default_and_empty_means_the_chat_model() -> None:
-    assert Settings().resolved_answer_model == "qwen2.5-coder-0.5b-instruct"
+    assert Settings().models.resolved_answer_model == "qwen2.5-coder-0.5b-instruct"
     empty = Settings.from_env({"SYNOPSIS_ANSWER_MODEL": "", "SYNOPSIS_CHAT_MODEL": "x"})
-    assert (empty.answer_model, empty.resolved_answer_model) == ("", "x")
+    assert (empty.models.answer_model, empty.models.resolved_answer_model) == ("", "x")
     settings = Settings.from_env({"SYNOPSIS_ANSWER_MODEL": "llama3.1", "SYNOPSIS_CHAT_MODEL": "x"})
-    assert (settings.answer_model, settings.resolved_answer_model) == ("llama3.1", "llama3.1")
-    assert Settings.from_env({"SYNOPSIS_CHAT_MODEL": "x"}).resolved_answer_model == (
+    assert (settings.models.answer_model, settings.models.resolved_answer_model) == (
+        "llama3.1",
+        "llama3.1",
+    )
+    assert Settings.from_env({"SYNOPSIS_CHAT_MODEL": "x"}).models.resolved_answer_model == (
         "qwen2.5-coder-0.5b-instruct"
     )
 
@@ -342,7 +345,7 @@ def test_every_field_is_read_from_its_own_variable() -> None:
 
 def test_settings_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        Settings().chat_model = "other"  # type: ignore[misc]
+        Settings().models.chat_model = "other"  # type: ignore[misc]
 
 
 #: Every field that takes one of a fixed set of values, with exactly those values.

@@ -402,7 +402,7 @@ def test_ollama_stopped_mid_ingest_is_a_clear_error_and_a_rerun_completes(
         assert stopped == ["ollama"]
         message = str(caught.value)
         assert message.startswith(f"summarizing {document} § Topics > ")
-        assert f"with {settings.chat_model!r} failed after 2 attempts: " in message
+        assert f"with {settings.models.chat_model!r} failed after 2 attempts: " in message
         assert "\n" not in message
         # Two phases: the chunks were written (searchable) before the summaries failed.
         assert _count(core.store, document) == (3, 0)

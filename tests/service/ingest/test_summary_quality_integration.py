@@ -54,7 +54,7 @@ def test_every_stored_summary_passes_or_is_an_extractive_fallback_with_reasons(
     thresholds = QualityThresholds.from_settings(core.settings)
     for record in summaries:
         original = originals[record.original_id]
-        assert record.model == core.settings.chat_model
+        assert record.model == core.settings.models.chat_model
         if record.kind == "llm":
             view = clean_for_prompt(original.content)
             reasons = validate_summary(

@@ -317,7 +317,10 @@ def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converge
 
             job = _wait(http, job_id, _ended, timeout=300)
             assert job["state"] == "failed", job
-            assert settings.chat_model in job["reason"] or settings.embedding_model in job["reason"]
+            assert (
+                settings.models.chat_model in job["reason"]
+                or settings.models.embedding_model in job["reason"]
+            )
             _assert_503(http.post("/search", json={"query": "interactive mode"}), "ollama")
             assert http.get("/ready").status_code == 503
 

@@ -41,11 +41,11 @@ def test_each_loader_limit_is_set_by_its_variable(name: str) -> None:
 
 @pytest.mark.integration
 def test_a_model_without_vision_is_refused_before_any_image_is_sent(settings: Settings) -> None:
-    captioner = OllamaCaptioner(settings.with_overrides(vision_model=settings.chat_model))
+    captioner = OllamaCaptioner(settings.with_overrides(vision_model=settings.models.chat_model))
     with pytest.raises(ConfigurationError) as caught:
         captioner(b"\x89PNG\r\n\x1a\n", "png")
     assert str(caught.value) == (
-        f"SYNOPSIS_VISION_MODEL {settings.chat_model!r} does not accept images (its "
+        f"SYNOPSIS_VISION_MODEL {settings.models.chat_model!r} does not accept images (its "
         "capabilities: completion); name a vision model or unset it to only count PDF images"
     )
 
@@ -64,8 +64,10 @@ def test_the_cli_reports_it_in_one_line(settings: Settings, tmp_path: Path) -> N
         settings,
         "chunk",
         str(tmp_path / "manual.pdf"),
-        env={"SYNOPSIS_VISION_MODEL": settings.chat_model},
+        env={"SYNOPSIS_VISION_MODEL": settings.models.chat_model},
     )
     assert code == 1
-    assert stderr.startswith(f"Error: SYNOPSIS_VISION_MODEL {settings.chat_model!r} does not")
+    assert stderr.startswith(
+        f"Error: SYNOPSIS_VISION_MODEL {settings.models.chat_model!r} does not"
+    )
     assert "Traceback" not in stdout + stderr

@@ -65,7 +65,11 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
     # The models were imported into this stack's own Ollama.
     tags = httpx.get(f"{up.ollama.url}/api/tags", timeout=10.0).json()
     names = {model["name"].removesuffix(":latest") for model in tags["models"]}
-    assert names == {settings.chat_model, settings.resolved_answer_model, settings.embedding_model}
+    assert names == {
+        settings.models.chat_model,
+        settings.models.resolved_answer_model,
+        settings.models.embedding_model,
+    }
 
     code, out, err = _cli(settings, "stack", "status")
     assert (code, err) == (0, "")

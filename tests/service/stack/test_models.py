@@ -28,7 +28,7 @@ TOKENIZER = b'{"model": {"type": "WordPiece"}}'
 def test_bge_small_is_a_local_model_and_the_default_is_unchanged() -> None:
     assert LOCAL_MODELS["bge-small-en-v1.5"] is BGE_SMALL
     assert BGE_SMALL.package == f"dev.langchain4j:{ARTIFACT}"
-    assert Settings().embedding_model == "all-minilm-l6-v2"
+    assert Settings().models.embedding_model == "all-minilm-l6-v2"
 
 
 @pytest.fixture

@@ -30,7 +30,9 @@ def _cosine(a: list[float], b: list[float]) -> float:
 @pytest.fixture(scope="module")
 def embeddings(settings: Settings, ollama_url: str) -> OllamaEmbeddings:
     return OllamaEmbeddings(
-        base_url=ollama_url, model=settings.embedding_model, client_kwargs={"timeout": TIMEOUT}
+        base_url=ollama_url,
+        model=settings.models.embedding_model,
+        client_kwargs={"timeout": TIMEOUT},
     )
 
 
@@ -43,19 +45,19 @@ def test_server_version(settings: Settings, ollama_url: str) -> None:
 def test_models_are_present(settings: Settings, ollama_url: str) -> None:
     tags = httpx.get(f"{ollama_url}/api/tags", timeout=10.0).json()["models"]
     names = {model["name"].removesuffix(":latest") for model in tags}
-    assert {settings.chat_model, settings.embedding_model} <= names
+    assert {settings.models.chat_model, settings.models.embedding_model} <= names
 
 
 def test_chat_returns_text(settings: Settings, ollama_url: str) -> None:
     chat = ChatOllama(
         base_url=ollama_url,
-        model=settings.chat_model,
+        model=settings.models.chat_model,
         temperature=0.0,
         seed=0,
         num_predict=32,
         # The context size the service summarizes with: a different one would make Ollama
         # reload the model, and wait for it to be idle first.
-        num_ctx=settings.chat_context_tokens,
+        num_ctx=settings.models.chat_context_tokens,
         client_kwargs={"timeout": TIMEOUT},
     )
     reply = chat.invoke("What is the capital of France? Answer in one word.")
@@ -66,7 +68,7 @@ def test_chat_returns_text(settings: Settings, ollama_url: str) -> None:
 def test_embeddings_are_unit_vectors(settings: Settings, embeddings: OllamaEmbeddings) -> None:
     texts = ["Hybrid search mixes keywords and vectors.", "x", "Ünïcödé — 日本語 ✓"]
     vectors = embeddings.embed_documents(texts)
-    dimension = DIMENSIONS[settings.embedding_model]
+    dimension = DIMENSIONS[settings.models.embedding_model]
     assert [len(vector) for vector in vectors] == [dimension] * len(texts)
     for vector in vectors:
         assert math.sqrt(sum(x * x for x in vector)) == pytest.approx(1.0, abs=1e-4)
