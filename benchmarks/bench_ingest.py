@@ -292,7 +292,7 @@ def main() -> None:
         f"| summaries by kind | {stats.get('summaries_by_kind')} |\n"
         f"| wall time | {first.wall_seconds:.1f} s |\n"
         f"| wall time per summarized chunk (summarize s / LLM calls, "
-        f"{settings.summary_concurrency} at a time) | {per_chunk:.2f} s |\n"
+        f"{settings.summaries.concurrency} at a time) | {per_chunk:.2f} s |\n"
         f"| everything except summarize (goal ≤ 10 %) | {non_llm:.1%} ({verdict_llm}) |\n"
         f"| Ollama CPU while summarizing ({sum_seconds:.0f} s) | {ollama_cores:.2f} of "
         f"{cpus} cores |\n"
@@ -315,7 +315,7 @@ def main() -> None:
         f"- models: chat {settings.models.chat_model}, "
         f"embeddings {settings.models.embedding_model}, "
         f"Ollama {settings.ollama_version} (local stack); max_tokens {settings.ingest.max_tokens}, "
-        f"summary concurrency {settings.summary_concurrency}"
+        f"summary concurrency {settings.summaries.concurrency}"
     )
     section = (
         "## Ingestion cost\n\n"

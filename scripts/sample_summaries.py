@@ -123,7 +123,7 @@ def generate(settings: Settings, model: str, *, strict: bool) -> None:
     settings = settings.with_overrides(chat_model=model)
     ensure_stack(settings)
     summarizer = Summarizer(
-        chat_model(settings), model_name=model, timeout=settings.summary_timeout
+        chat_model(settings), model_name=model, timeout=settings.summaries.timeout
     )
     thresholds = QualityThresholds.from_settings(settings)
     chunks = {row["chunk_id"]: row for row in read_jsonl(CHUNKS)}

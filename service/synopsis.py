@@ -117,14 +117,14 @@ class Synopsis:
             self._summarizer = Summarizer(
                 chat_model(settings),
                 model_name=settings.models.chat_model,
-                concurrency=settings.summary_concurrency,
-                timeout=settings.summary_timeout,
-                retries=settings.summary_retries,
-                guard=QualityThresholds.from_settings(settings) if settings.summary_guard else None,
-                prompt_version=settings.summary_prompt_version,
-                slow_seconds=settings.summary_slow_seconds,
-                strict_retry=settings.summary_strict_retry,
-                retry_floor=settings.summary_retry_floor,
+                concurrency=settings.summaries.concurrency,
+                timeout=settings.summaries.timeout,
+                retries=settings.summaries.retries,
+                guard=QualityThresholds.from_settings(settings) if settings.guard.enabled else None,
+                prompt_version=settings.summaries.prompt_version,
+                slow_seconds=settings.summaries.slow_seconds,
+                strict_retry=settings.guard.strict_retry,
+                retry_floor=settings.guard.retry_floor,
             )
         return self._summarizer
 
@@ -274,7 +274,7 @@ class Synopsis:
             embedder=self.embedder,
             max_tokens=self.settings.ingest.max_tokens,
             max_chunks=self.settings.ingest.max_chunks_per_source,
-            min_similarity=self.settings.summary_min_similarity,
+            min_similarity=self.settings.summaries.min_similarity,
             on_event=on_event,
             leases=self.store.leases,
             lock_seconds=self.settings.ingest.lock_seconds,
@@ -297,7 +297,7 @@ class Synopsis:
             self.summarizer,
             self.embedder,
             kind=kind,
-            min_similarity=self.settings.summary_min_similarity,
+            min_similarity=self.settings.summaries.min_similarity,
             on_progress=on_progress,
         )
 
@@ -313,10 +313,10 @@ class Synopsis:
         if not self.store.exists():
             raise StoreError("nothing is indexed yet (see `synopsis ingest`)")
         self.store.check_embedding(embedding_model=self.embedder.model)
-        threshold = self.settings.summary_min_similarity
+        threshold = self.settings.summaries.min_similarity
         upgrade_context(self.store, embedder=self.embedder, min_similarity=threshold)
         guard = (
-            QualityThresholds.from_settings(self.settings) if self.settings.summary_guard else None
+            QualityThresholds.from_settings(self.settings) if self.settings.guard.enabled else None
         )
         return reattach(self.store, embedder=self.embedder, min_similarity=threshold, guard=guard)
 
@@ -340,7 +340,7 @@ class Synopsis:
             self.store,
             self.embedder,
             max_tokens=self.settings.ingest.max_tokens,
-            min_similarity=self.settings.summary_min_similarity,
+            min_similarity=self.settings.summaries.min_similarity,
             on_progress=on_progress,
         )
 

@@ -66,13 +66,13 @@ class QualityThresholds:
     def from_settings(cls, settings: Settings) -> QualityThresholds:
         """The thresholds configured by `SYNOPSIS_SUMMARY_*`."""
         return cls(
-            min_words=settings.summary_min_words,
-            max_words=settings.summary_max_words,
-            max_copied_share=settings.summary_max_copied_share,
-            max_repeated_share=settings.summary_max_repeated_share,
-            min_shared_terms=settings.summary_min_shared_terms,
-            max_invented_claims=settings.summary_max_invented_claims,
-            max_unsupported_share=settings.summary_max_unsupported_share,
+            min_words=settings.guard.min_words,
+            max_words=settings.guard.max_words,
+            max_copied_share=settings.guard.max_copied_share,
+            max_repeated_share=settings.guard.max_repeated_share,
+            min_shared_terms=settings.guard.min_shared_terms,
+            max_invented_claims=settings.guard.max_invented_claims,
+            max_unsupported_share=settings.guard.max_unsupported_share,
         )
 
 

@@ -59,7 +59,7 @@ __all__ = [
     "strip_preamble",
 ]
 
-#: The default prompt's version (`Settings.summary_prompt_version` names one of `PROMPTS`).
+#: The default prompt's version (`Settings.summaries.prompt_version` names one of `PROMPTS`).
 #: Bump when a system prompt changes.
 PROMPT_VERSION = "v2"
 
@@ -107,7 +107,7 @@ SUMMARY_QUESTIONS_SYSTEM_PROMPT = (
     "no list, no heading."
 )
 
-#: The system prompt of each prompt version (`Settings.summary_prompt_version`).
+#: The system prompt of each prompt version (`Settings.summaries.prompt_version`).
 PROMPTS = {
     PROMPT_VERSION: SYSTEM_PROMPT,
     "v3-retrieval": RETRIEVAL_SYSTEM_PROMPT,
@@ -162,9 +162,9 @@ def chat_model(settings: Settings) -> ChatOllama:
     """The configured chat model behind Ollama, set up for short, deterministic summaries."""
     return ollama_chat(
         settings,
-        max_tokens=settings.summary_max_tokens,
+        max_tokens=settings.summaries.max_tokens,
         stop=STOP_SEQUENCES,
-        timeout=settings.summary_timeout,
+        timeout=settings.summaries.timeout,
     )
 
 

@@ -45,7 +45,7 @@ class OllamaCaptioner:
             settings,
             model=settings.models.vision_model,
             max_tokens=80,
-            timeout=settings.summary_timeout,
+            timeout=settings.summaries.timeout,
         )
 
     def __call__(self, image: bytes, extension: str) -> str:

@@ -15,12 +15,10 @@ from service.settings.composed import (
     CONSISTENCY_LEVELS,
     MAX_CONTEXT_TOKENS,
     MIN_CONTEXT_TOKENS,
-    PROMPT_VERSIONS,
     SUMMARY_VECTORS,
     TOPICS,
     WEAVIATE_NODE_PORT_STRIDE,
     ConsistencyLevel,
-    PromptVersion,
     Settings,
 )
 from service.settings.conversations import (
@@ -30,11 +28,13 @@ from service.settings.conversations import (
 )
 from service.settings.deadlines import DeadlineSettings
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
+from service.settings.guard import GuardSettings
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LOADER_LIMITS, LoaderLimits
 from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
+from service.settings.summaries import PROMPT_VERSIONS, PromptVersion, SummarySettings
 from service.settings.urls import UrlSettings
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "ConsistencyLevel",
     "ConversationSettings",
     "DeadlineSettings",
+    "GuardSettings",
     "IngestSettings",
     "JobSettings",
     "LoaderLimits",
@@ -63,6 +64,7 @@ __all__ = [
     "RewriteMethod",
     "Section",
     "Settings",
+    "SummarySettings",
     "UrlSettings",
     "setting",
     "setting_from",

@@ -31,23 +31,23 @@ from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
 from service.settings.deadlines import DeadlineSettings
 from service.settings.fields import DOC, ENV_PREFIX, Section, convert, setting, setting_from
+from service.settings.guard import GuardSettings
 from service.settings.ingest import IngestSettings
 from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LoaderLimits
 from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
+from service.settings.summaries import SummarySettings
 from service.settings.urls import UrlSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
     "MAX_CONTEXT_TOKENS",
     "MIN_CONTEXT_TOKENS",
-    "PROMPT_VERSIONS",
     "SUMMARY_VECTORS",
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "ConsistencyLevel",
-    "PromptVersion",
     "Settings",
 ]
 
@@ -57,10 +57,6 @@ __all__ = [
 #: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
 ConsistencyLevel = Literal["ONE", "QUORUM", "ALL"]
 CONSISTENCY_LEVELS: tuple[ConsistencyLevel, ...] = typing.get_args(ConsistencyLevel)
-#: The summary prompts (`summary_prompt_version`; their texts: service/ingest/summarize.py,
-#: `PROMPTS`, whose keys are exactly these).
-PromptVersion = Literal["v2", "v3-retrieval", "v4-questions", "v5-summary-questions"]
-PROMPT_VERSIONS: tuple[PromptVersion, ...] = typing.get_args(PromptVersion)
 #: The token budgets a search's context or a page of read text may have (cl100k_base):
 #: below the first, hardly one chunk fits; past the second, read a document instead.
 MIN_CONTEXT_TOKENS = 500
@@ -103,27 +99,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
     DeadlineSettings.TOPIC: tuple(DeadlineSettings.names().values()),
     ModelSettings.TOPIC: tuple(ModelSettings.names().values()),
     IngestSettings.TOPIC: tuple(IngestSettings.names().values()),
-    "Summaries": (
-        "summary_concurrency",
-        "summary_timeout",
-        "summary_retries",
-        "summary_slow_seconds",
-        "summary_max_tokens",
-        "summary_prompt_version",
-        "summary_min_similarity",
-    ),
-    "Summary guard": (
-        "summary_guard",
-        "summary_min_words",
-        "summary_max_words",
-        "summary_max_copied_share",
-        "summary_max_repeated_share",
-        "summary_min_shared_terms",
-        "summary_max_invented_claims",
-        "summary_max_unsupported_share",
-        "summary_strict_retry",
-        "summary_retry_floor",
-    ),
+    SummarySettings.TOPIC: tuple(SummarySettings.names().values()),
+    GuardSettings.TOPIC: tuple(GuardSettings.names().values()),
     UrlSettings.TOPIC: tuple(UrlSettings.names().values()),
     LoaderLimits.TOPIC: tuple(LoaderLimits.names().values()),
     "Search": (
@@ -209,63 +186,6 @@ class Settings:
         "into new collections when the embedding model changes, or keep indexes apart.",
     )
 
-    summary_concurrency: int = setting(2, "Summary calls to Ollama running at once.")
-    summary_timeout: float = setting(
-        300.0, "Seconds per summary call, including the wait in Ollama's queue."
-    )
-    summary_retries: int = setting(3, "Retries of a failed summary call.")
-    summary_slow_seconds: float = setting(
-        60.0, "A summary call slower than this (seconds) is logged and counted in the report."
-    )
-    # Kept below summary_max_words (about 0.75 words per token), so that a reply cut by the
-    # limit is not "too_long".
-    summary_max_tokens: int = setting(
-        120, "The longest summary the model may write (tokens, Ollama's num_predict)."
-    )
-    summary_prompt_version: PromptVersion = setting(
-        "v2",
-        "The summary prompt (service/ingest/summarize.py); part of each summary's id.",
-    )
-    summary_guard: bool = setting(
-        True,
-        "Check every summary (docs/summary-quality.md): store an extractive one in place of "
-        "a flagged one.",
-    )
-    summary_min_words: int = setting(4, "Guard: a summary of fewer words is `empty`.")
-    summary_max_words: int = setting(100, "Guard: a summary of more words is `too_long`.")
-    summary_max_copied_share: float = setting(
-        0.5, "Guard: the most of a summary's words in spans of 8+ words copied from its chunk."
-    )
-    summary_max_repeated_share: float = setting(
-        0.2, "Guard: the most of a summary's 5-grams that may repeat."
-    )
-    summary_min_shared_terms: int = setting(
-        1, "Guard: salient chunk terms (header words, identifiers) a summary must mention."
-    )
-    summary_max_invented_claims: int = setting(
-        1,
-        "Guard (`invented`): numbers, URLs, names or code identifiers a summary may add "
-        "that its chunk, headers and title lack; 0: not checked.",
-    )
-    summary_max_unsupported_share: float = setting(
-        0.15,
-        "Guard (`invented`): the most of a summary's content words its chunk may lack; "
-        "0: not checked.",
-    )
-    summary_strict_retry: bool = setting(
-        False,
-        "Guard: write a flagged summary again with a stricter prompt before storing the "
-        "extractive one. Off: on the labeled sample the retries that passed were invented "
-        "far more often than the first attempts that passed (docs/summary-quality.md).",
-    )
-    summary_retry_floor: float = setting(
-        0.1,
-        "Guard, with the strict retry on: when fewer than this share of the last 50 strict "
-        "retries passed, a flagged "
-        "summary gets the extractive one without a retry (every 10th still retries, to "
-        "keep measuring); 0: always retry.",
-    )
-
     # The measurements behind the search defaults: docs/eval.md.
     search_k: int = setting(5, "Hits of a search unless the request says otherwise.")
     search_alpha: float = setting(
@@ -293,11 +213,6 @@ class Settings:
         5000,
         "Token budget of a search given as context (MCP `search_docs`, `POST /search` with "
         "`expand: section`) and of a page of read text, 500 to 100000.",
-    )
-    summary_min_similarity: float = setting(
-        0.0,
-        "A summary whose embedding's cosine similarity to its chunk's is lower is stored but "
-        "not attached to its chunk; `synopsis reattach` applies a change without model calls.",
     )
     # Weaviate's hybrid scores are normalized per query, so they cannot serve as such a gate.
     max_vector_distance: float = setting(
@@ -360,6 +275,8 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
+    summaries: SummarySettings = field(default_factory=SummarySettings)
     models: ModelSettings = field(default_factory=ModelSettings)
     deadlines: DeadlineSettings = field(default_factory=DeadlineSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
@@ -374,7 +291,6 @@ class Settings:
         self._check_choices()
         self._check_replication()
         self._check_local_ports()
-        self._check_deadlines()
         if not MIN_CONTEXT_TOKENS <= self.search_max_tokens <= MAX_CONTEXT_TOKENS:
             raise ConfigurationError(
                 f"{self.env_names()['search_max_tokens']} must be between "
@@ -397,12 +313,6 @@ class Settings:
                 raise ConfigurationError(
                     f"{names[name]}={value!r} is not one of {', '.join(map(str, allowed))}"
                 )
-
-    def _check_deadlines(self) -> None:
-        """The summary deadline positive (a deadline of 0 would fail every call)."""
-        if not self.summary_timeout > 0:
-            name = self.env_names()["summary_timeout"]
-            raise ConfigurationError(f"{name} must be more than 0 seconds")
 
     def _check_replication(self) -> None:
         """Node count, replication factor and consistency levels that can work together."""

@@ -73,7 +73,7 @@ def test_every_summary_passes_the_guard_or_is_an_extractive_fallback_with_reason
 ) -> None:
     synopsis, source, report = default_doc
     settings = synopsis.settings
-    assert settings.summary_guard  # the default: on
+    assert settings.guard.enabled  # the default: on
     store = synopsis.store
     summaries = store.list_summaries()
     originals = store.originals_by_id(record.original_id for record in summaries)

@@ -911,7 +911,7 @@ def kettle(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iter
     configured = dataclasses.replace(
         cheap_model_settings(settings),
         collection_prefix="TestApi",
-        summary_timeout=max(settings.summary_timeout, 600.0),
+        summary_timeout=max(settings.summaries.timeout, 600.0),
     )
     document = tmp_path_factory.mktemp("kettle") / "kettle.md"
     document.write_text(DOC, encoding="utf-8")

@@ -103,7 +103,7 @@ def fuzz_app(
         api_write_keys=WRITE_KEY,
         # The name schemathesis' in-process client sends as Host.
         api_allowed_hosts="testserver",
-        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summaries.timeout, 600.0),
     )
     _drop(configured)
     page = tmp_path_factory.mktemp("fuzz-docs") / "loops.md"

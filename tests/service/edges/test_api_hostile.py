@@ -69,7 +69,7 @@ def client(cheap_settings: Settings) -> Iterator[TestClient[Any]]:
     configured = cheap_settings.with_overrides(
         collection_prefix=PREFIX,
         fetch_deadline=FETCH_DEADLINE,
-        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summaries.timeout, 600.0),
         jobs_poll_seconds=0.2,
         api_read_keys="hostile-read",
         api_write_keys="hostile-write",

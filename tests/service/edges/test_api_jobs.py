@@ -56,7 +56,7 @@ def jobs_settings(cheap_settings: Settings, tmp_path: Path) -> Iterator[Settings
     """Test collections, fast polling and a short lease; keys; loopback allowed."""
     configured = cheap_settings.with_overrides(
         collection_prefix=PREFIX,
-        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summaries.timeout, 600.0),
         jobs_poll_seconds=0.2,
         jobs_lease_seconds=3.0,
         api_read_keys="read-key-1",

@@ -115,7 +115,7 @@ def upload_url(cheap_settings: Settings) -> Iterator[str]:
         api_write_keys=WRITE_KEY,
         jobs_workers=1,
         jobs_poll_seconds=0.2,
-        summary_timeout=max(cheap_settings.summary_timeout, 600.0),
+        summary_timeout=max(cheap_settings.summaries.timeout, 600.0),
     )
     _drop(settings)
     try:

@@ -156,7 +156,7 @@ def test_threshold_defaults_are_the_settings_defaults() -> None:
         max_unsupported_share=0.15,
     )
     assert expected == DEFAULTS
-    assert Settings().summary_guard is True
+    assert Settings().guard.enabled is True
 
 
 def test_thresholds_follow_the_environment() -> None:
@@ -516,7 +516,7 @@ def test_cached_summaries_keep_their_kind_and_reason() -> None:
 def test_the_default_output_bound_stays_below_the_too_long_bound() -> None:
     # About 0.75 English words per token: a reply cut by num_predict is not "too_long".
     settings = Settings()
-    assert settings.summary_max_tokens * 0.75 < settings.summary_max_words
+    assert settings.summaries.max_tokens * 0.75 < settings.guard.max_words
 
 
 def test_clean_for_prompt_keeps_a_four_backtick_fence_that_contains_three_backticks() -> None:

@@ -42,7 +42,7 @@ def _sections(markdown: str, *titles: str) -> str:
 def test_every_stored_summary_passes_or_is_an_extractive_fallback_with_reasons(
     core: Synopsis, controlflow: IngestReport
 ) -> None:
-    assert core.settings.summary_guard  # the default: on
+    assert core.settings.guard.enabled  # the default: on
     store = core.store
     summaries = [record for record in store.list_summaries() if record.source == CONTROLFLOW]
     originals = store.originals_by_id(record.original_id for record in summaries)

@@ -80,7 +80,7 @@ def _settings(base: Settings, prefix: str) -> Settings:
         cheap_model_settings(base),
         collection_prefix=prefix,
         api_weaviate_probe_seconds=0.2,
-        summary_timeout=max(base.summary_timeout, 600.0),
+        summary_timeout=max(base.summaries.timeout, 600.0),
         summary_retries=1,
         jobs_poll_seconds=0.2,
         jobs_lease_seconds=3.0,
@@ -145,7 +145,7 @@ class _Service:
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs.poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs.lease_seconds),
             "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest.lock_seconds),
-            "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summary_timeout),
+            "SYNOPSIS_SUMMARY_TIMEOUT": str(self.settings.summaries.timeout),
         }
         self.process = start_serve(self.port, env, self.log)
         wait_healthy(self.url, self.process, self.log, seconds=120)
