@@ -256,7 +256,7 @@ def main() -> None:
     )
     body = [
         f"{measured}; answer "
-        f"model `{settings.models.resolved_answer_model}`, k = {settings.search_k}, gate "
+        f"model `{settings.models.resolved_answer_model}`, k = {settings.search.k}, gate "
         f"{settings.answer_max_vector_distance}, `answer_min_support` = "
         f"{settings.answer_min_support}. Sample: lines 1, {1 + args.stride}, "
         f"{1 + 2 * args.stride}, … of each set, at most {args.limit}. Command: "

@@ -94,7 +94,7 @@ def main() -> None:
         f"Measured {dt.date.today().isoformat()} with `uv run python "
         "benchmarks/bench_conversations.py` on the tutorial index: "
         f"{len(pairs)} two-turn questions of `{args.set}` (written before any of these "
-        f"results), mode `{settings.search_mode}`, k = {K}; rewrites by "
+        f"results), mode `{settings.search.mode}`, k = {K}; rewrites by "
         f"`{settings.models.resolved_answer_model}` ({seconds / max(1, len(pairs)):.1f} s per "
         f"rewrite on this machine; {platform.machine()}, {cpu_model()}, load {load_text()}).",
         "",

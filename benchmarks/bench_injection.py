@@ -280,7 +280,7 @@ def main() -> None:
     when = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [
         f"Written {when} on {cpu_model()} ({platform.machine()}), load {load_text()}; answer "
-        f"model `{settings.models.resolved_answer_model}`, k = {settings.search_k}, gate "
+        f"model `{settings.models.resolved_answer_model}`, k = {settings.search.k}, gate "
         f"{settings.answer_max_vector_distance}, `answer_min_support` = "
         f"{settings.answer_min_support}. Corpus: `eval/injection/` (6 pages, 12 questions). "
         f"Command: `{COMMAND} --label NAME` on the code to measure; `--recheck` rewrites "

@@ -17,11 +17,11 @@ Two sections of docs/benchmarks.md are (re)written:
   (LangChain `OllamaEmbeddings.embed_query`, the same client Synopsis wraps, no cache):
 
   - *floor joint*: one hybrid query over OriginalDocuments with the vector part on the
-    summary vector `joint` reads (`Settings.search_summary_vector`, by default `context`)
+    summary vector `joint` reads (`Settings.search.summary_vector`, by default `context`)
     — alone at weight 1 (the default), else
     `TargetVectors.manual_weights({"content": 1 - w, vector: w})` — and BM25 over
     content, headers, identifiers and the attached summary at
-    `Settings.search_summary_keyword_weight` (`summary^0.5`; limit k): what
+    `Settings.search.summary_keyword_weight` (`summary^0.5`; limit k): what
     `Store.search_originals` sends for the default mode, `joint`;
   - *floor originals*: the same over the `content` vector only, without the summary
     property (the `originals` mode);
@@ -176,9 +176,9 @@ class Floor:
         self.collection = store.summaries if over == "summaries" else store.originals
         self.embeddings = ollama_embeddings(settings)
         self.vectors: dict[str, list[float]] = {}
-        self.alpha = settings.search_alpha
-        self.summary_vector = settings.search_summary_vector
-        self.summary_weight = settings.search_summary_weight
+        self.alpha = settings.search.alpha
+        self.summary_vector = settings.search.summary_vector
+        self.summary_weight = settings.search.summary_weight
         self.keyword_properties = search_request(settings, "-").summary_use().keyword_properties()
 
     def hybrid(self, query: str, vector: list[float], limit: int = K) -> Any:
@@ -431,9 +431,9 @@ def bench_query_path(
         "other test runs, so compare rows of this run with each other, not with other runs\n"
         f"- corpus: {stats.get('originals')} originals, {stats.get('summaries')} summaries "
         f"in the `{settings.collection_prefix or '(default)'}` collections ({pending} chunks "
-        f"without an attached summary); k = {K}; joint mode: {settings.search_summary_vector} "
-        f"vector weight {settings.search_summary_weight}, summary keyword weight "
-        f"{settings.search_summary_keyword_weight}\n"
+        f"without an attached summary); k = {K}; joint mode: {settings.search.summary_vector} "
+        f"vector weight {settings.search.summary_weight}, summary keyword weight "
+        f"{settings.search.summary_keyword_weight}\n"
         f"- {len(QUERIES)} queries round-robin, {requests} requests per level and variant "
         f"and round, {rounds} rounds (figures pooled over rounds), variants interleaved\n"
         f"- query embeddings of concurrent Synopsis searches shared: at most "

@@ -92,7 +92,7 @@ def bin_path(name: str) -> str:
 
 
 def floor_search_command(settings: Settings, query: str) -> list[str]:
-    weight = settings.search_summary_weight
+    weight = settings.search.summary_weight
     params = {
         "ollama": settings.resolved_ollama_url,
         "model": settings.models.embedding_model,
@@ -100,8 +100,8 @@ def floor_search_command(settings: Settings, query: str) -> list[str]:
         "port": settings.local_weaviate_port,
         "grpc": settings.local_weaviate_grpc_port,
         "collection": f"{settings.collection_prefix}OriginalDocuments",
-        "alpha": settings.search_alpha,
-        "weights": {CONTENT_VECTOR: 1.0 - weight, settings.search_summary_vector: weight},
+        "alpha": settings.search.alpha,
+        "weights": {CONTENT_VECTOR: 1.0 - weight, settings.search.summary_vector: weight},
         "properties": search_request(settings, "-").summary_use().keyword_properties(),
         "k": K,
         "returned": ORIGINAL_HIT_PROPERTIES,

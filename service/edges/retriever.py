@@ -73,7 +73,7 @@ class SummaryRetriever(BaseRetriever):
     def _context(self) -> ContextRequest | None:
         if self.expand == "none" and self.max_tokens is None:
             return None
-        budget = self.max_tokens or self.synopsis.settings.search_max_tokens
+        budget = self.max_tokens or self.synopsis.settings.search.max_tokens
         return ContextRequest(expand=self.expand, max_tokens=budget)
 
     def _request(self, query: str, context: ContextRequest | None) -> SearchRequest:

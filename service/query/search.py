@@ -163,13 +163,13 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
     """A request for `query` with the settings' defaults; an override of None keeps the
     default (so optional CLI options and API fields pass straight through)."""
     defaults: dict[str, Any] = {
-        "k": settings.search_k,
-        "mode": settings.search_mode,
-        "alpha": settings.search_alpha,
-        "summary_vector": settings.search_summary_vector,
-        "summary_weight": settings.search_summary_weight,
-        "summary_keyword_weight": settings.search_summary_keyword_weight,
-        "max_vector_distance": settings.max_vector_distance,
+        "k": settings.search.k,
+        "mode": settings.search.mode,
+        "alpha": settings.search.alpha,
+        "summary_vector": settings.search.summary_vector,
+        "summary_weight": settings.search.summary_weight,
+        "summary_keyword_weight": settings.search.summary_keyword_weight,
+        "max_vector_distance": settings.search.max_vector_distance,
     }
     given = {name: value for name, value in overrides.items() if value is not None}
     if given.get("version") == "":

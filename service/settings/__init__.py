@@ -13,9 +13,6 @@ from service.settings.api import ApiSettings
 from service.settings.api_limits import MAX_K, ApiLimits
 from service.settings.composed import (
     CONSISTENCY_LEVELS,
-    MAX_CONTEXT_TOKENS,
-    MIN_CONTEXT_TOKENS,
-    SUMMARY_VECTORS,
     TOPICS,
     WEAVIATE_NODE_PORT_STRIDE,
     ConsistencyLevel,
@@ -34,6 +31,12 @@ from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LOADER_LIMITS, LoaderLimits
 from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
+from service.settings.search import (
+    MAX_CONTEXT_TOKENS,
+    MIN_CONTEXT_TOKENS,
+    SUMMARY_VECTORS,
+    SearchSettings,
+)
 from service.settings.summaries import PROMPT_VERSIONS, PromptVersion, SummarySettings
 from service.settings.urls import UrlSettings
 
@@ -62,6 +65,7 @@ __all__ = [
     "PromptVersion",
     "RetentionSettings",
     "RewriteMethod",
+    "SearchSettings",
     "Section",
     "Settings",
     "SummarySettings",

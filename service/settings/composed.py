@@ -23,9 +23,6 @@ from typing import Any, Literal
 import platformdirs
 
 from service.errors import ConfigurationError
-from service.index.queries import DEFAULT_SUMMARY_USE
-from service.index.records import SummaryVector
-from service.query.modes import Mode
 from service.settings.api import ApiSettings
 from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
@@ -37,14 +34,12 @@ from service.settings.jobs import JobSettings
 from service.settings.loader_limits import LoaderLimits
 from service.settings.models import ModelSettings
 from service.settings.retention import RetentionSettings
+from service.settings.search import SearchSettings
 from service.settings.summaries import SummarySettings
 from service.settings.urls import UrlSettings
 
 __all__ = [
     "CONSISTENCY_LEVELS",
-    "MAX_CONTEXT_TOKENS",
-    "MIN_CONTEXT_TOKENS",
-    "SUMMARY_VECTORS",
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
     "ConsistencyLevel",
@@ -57,12 +52,6 @@ __all__ = [
 #: Weaviate's consistency levels, for `read_consistency` and `write_consistency`.
 ConsistencyLevel = Literal["ONE", "QUORUM", "ALL"]
 CONSISTENCY_LEVELS: tuple[ConsistencyLevel, ...] = typing.get_args(ConsistencyLevel)
-#: The token budgets a search's context or a page of read text may have (cl100k_base):
-#: below the first, hardly one chunk fits; past the second, read a document instead.
-MIN_CONTEXT_TOKENS = 500
-MAX_CONTEXT_TOKENS = 100_000
-#: The vectors of a chunk's summary that `joint` search can read (service/index/records.py).
-SUMMARY_VECTORS: tuple[SummaryVector, ...] = typing.get_args(SummaryVector)
 #: Node i of a local Weaviate cluster listens on node 0's HTTP and gRPC ports + i times this.
 WEAVIATE_NODE_PORT_STRIDE = 10
 #: Node counts the local stack runs: one server, or a cluster whose raft survives one loss.
@@ -103,16 +92,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     GuardSettings.TOPIC: tuple(GuardSettings.names().values()),
     UrlSettings.TOPIC: tuple(UrlSettings.names().values()),
     LoaderLimits.TOPIC: tuple(LoaderLimits.names().values()),
-    "Search": (
-        "search_k",
-        "search_alpha",
-        "search_mode",
-        "search_summary_vector",
-        "search_summary_weight",
-        "search_summary_keyword_weight",
-        "search_max_tokens",
-        "max_vector_distance",
-    ),
+    SearchSettings.TOPIC: tuple(SearchSettings.names().values()),
     "Answers": (
         "answer_max_vector_distance",
         "answer_max_tokens",
@@ -186,40 +166,6 @@ class Settings:
         "into new collections when the embedding model changes, or keep indexes apart.",
     )
 
-    # The measurements behind the search defaults: docs/eval.md.
-    search_k: int = setting(5, "Hits of a search unless the request says otherwise.")
-    search_alpha: float = setting(
-        0.5, "Hybrid search's balance: 0 keyword (BM25) only, 1 vector only."
-    )
-    search_mode: Mode = setting(
-        "joint", "The search mode unless the request says otherwise (docs/search.md)."
-    )
-    search_summary_vector: SummaryVector = setting(
-        DEFAULT_SUMMARY_USE.vector,
-        "`joint` mode: the summary vector it reads (`context`: summary and chunk embedded "
-        "together; `summary`: the summary alone).",
-    )
-    search_summary_weight: float = setting(
-        DEFAULT_SUMMARY_USE.weight,
-        "`joint` mode: the summary vector's share of the vector score, 0 to 1 (the rest: the "
-        "chunk's own vector).",
-    )
-    search_summary_keyword_weight: float = setting(
-        DEFAULT_SUMMARY_USE.keyword_weight,
-        "`joint` mode: the weight of the summary's words in BM25 against the chunk's, 0 to 1 "
-        "(0: BM25 reads the chunk only).",
-    )
-    search_max_tokens: int = setting(
-        5000,
-        "Token budget of a search given as context (MCP `search_docs`, `POST /search` with "
-        "`expand: section`) and of a page of read text, 500 to 100000.",
-    )
-    # Weaviate's hybrid scores are normalized per query, so they cannot serve as such a gate.
-    max_vector_distance: float = setting(
-        0.0,
-        "Relevance gate: a hit farther than this cosine distance from the query is dropped; "
-        "0: off.",
-    )
     # Why 0.75: docs/eval.md (all-minilm-l6-v2 on the Python tutorial); re-measure with
     # `synopsis eval --sweep` for another embedding model.
     answer_max_vector_distance: float = setting(
@@ -275,6 +221,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     summaries: SummarySettings = field(default_factory=SummarySettings)
     models: ModelSettings = field(default_factory=ModelSettings)
@@ -291,14 +238,6 @@ class Settings:
         self._check_choices()
         self._check_replication()
         self._check_local_ports()
-        if not MIN_CONTEXT_TOKENS <= self.search_max_tokens <= MAX_CONTEXT_TOKENS:
-            raise ConfigurationError(
-                f"{self.env_names()['search_max_tokens']} must be between "
-                f"{MIN_CONTEXT_TOKENS} and {MAX_CONTEXT_TOKENS}"
-            )
-        for name in ("search_summary_weight", "search_summary_keyword_weight"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ConfigurationError(f"{self.env_names()[name]} must be between 0 and 1")
         if not 0.0 <= self.answer_min_support <= 1.0:
             raise ConfigurationError(
                 f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"

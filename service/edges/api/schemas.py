@@ -143,7 +143,7 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
         if self.expand == "none" and self.max_tokens is None:
             return None
         return ContextRequest(
-            expand=self.expand, max_tokens=self.max_tokens or settings.search_max_tokens
+            expand=self.expand, max_tokens=self.max_tokens or settings.search.max_tokens
         )
 
     def to_request(self, settings: Settings) -> SearchRequest:
@@ -427,7 +427,7 @@ class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 def _gate(value: float | None, settings: Settings) -> float:
-    return settings.max_vector_distance if value is None else value
+    return settings.search.max_vector_distance if value is None else value
 
 
 def _copy(value: Any) -> Any:

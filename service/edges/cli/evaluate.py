@@ -116,8 +116,8 @@ def evaluate(
 
     questions = evaluation.load_queries(queries)
     distances = _distances(sweep)
-    gate = settings.max_vector_distance if max_distance is None else max_distance
-    alpha = settings.search_alpha if alpha is None else alpha
+    gate = settings.search.max_vector_distance if max_distance is None else max_distance
+    alpha = settings.search.alpha if alpha is None else alpha
     command = [f"synopsis eval {queries}", f"--k {k}", f"--alpha {alpha:g}"]
     command += [f"--max-distance {gate:g}"] + (
         [f"--sweep {','.join(f'{d:g}' for d in distances)}"] if distances else []
@@ -146,7 +146,7 @@ def evaluate(
             alpha=alpha,
             summary=search_request(settings, "-").summary_use(),
             max_distance=gate,
-            answer_k=settings.search_k,
+            answer_k=settings.search.k,
             runs=runs,
             sweep=distances,
             workers=workers,

@@ -150,7 +150,7 @@ class SynopsisTools:
         about the documented libraries and tools, and quote the code it returns.
         """
         synopsis = self._synopsis()
-        budget = max_tokens or synopsis.settings.search_max_tokens
+        budget = max_tokens or synopsis.settings.search.max_tokens
 
         async def run() -> str:
             check_search_limits(query, None, synopsis.settings)
@@ -186,7 +186,7 @@ class SynopsisTools:
         blocks exactly as written. Text longer than `max_tokens` comes in pages; each
         page ends by naming the `offset` of the next."""
         synopsis = self._synopsis()
-        budget = max_tokens or synopsis.settings.search_max_tokens
+        budget = max_tokens or synopsis.settings.search.max_tokens
 
         def next_page(following: int) -> str:
             return f"More follows: call read_section again with offset={following}."
@@ -214,7 +214,7 @@ class SynopsisTools:
         its header lines, code blocks exactly as written. A document longer than
         `max_tokens` comes in pages; each page ends by naming the `offset` of the next."""
         synopsis = self._synopsis()
-        budget = max_tokens or synopsis.settings.search_max_tokens
+        budget = max_tokens or synopsis.settings.search.max_tokens
 
         def next_page(following: int) -> str:
             return f"More follows: call read_document again with offset={following}."
