@@ -68,7 +68,7 @@ def ask(synopsis: Synopsis, query: Query, name: str) -> dict[str, Any]:
     """One question the way `Synopsis.ask` answers it, with the reply kept unchecked."""
     settings = synopsis.settings
     request = search_request(
-        settings, query.text, max_vector_distance=settings.answer_max_vector_distance
+        settings, query.text, max_vector_distance=settings.answers.max_vector_distance
     )
     hits = synopsis.search(request)
     answerer = synopsis.answerer
@@ -257,13 +257,13 @@ def main() -> None:
     body = [
         f"{measured}; answer "
         f"model `{settings.models.resolved_answer_model}`, k = {settings.search.k}, gate "
-        f"{settings.answer_max_vector_distance}, `answer_min_support` = "
-        f"{settings.answer_min_support}. Sample: lines 1, {1 + args.stride}, "
+        f"{settings.answers.max_vector_distance}, `answer_min_support` = "
+        f"{settings.answers.min_support}. Sample: lines 1, {1 + args.stride}, "
         f"{1 + 2 * args.stride}, … of each set, at most {args.limit}. Command: "
         "`uv run python benchmarks/bench_answers.py` (`--recheck` recomputes these figures "
         "from the stored replies).",
         "",
-        figures(records, settings.answer_min_support),
+        figures(records, settings.answers.min_support),
         "",
         "Pass share (passed / checked replies) at other thresholds, same replies:",
         "",

@@ -92,7 +92,7 @@ def ask(synopsis: Synopsis, question: dict[str, Any], label: str, commit: str) -
     settings = synopsis.settings
     text = question["query"]
     request = search_request(
-        settings, text, max_vector_distance=settings.answer_max_vector_distance
+        settings, text, max_vector_distance=settings.answers.max_vector_distance
     )
     hits = synopsis.search(request)
     answerer = synopsis.answerer
@@ -281,12 +281,12 @@ def main() -> None:
     body = [
         f"Written {when} on {cpu_model()} ({platform.machine()}), load {load_text()}; answer "
         f"model `{settings.models.resolved_answer_model}`, k = {settings.search.k}, gate "
-        f"{settings.answer_max_vector_distance}, `answer_min_support` = "
-        f"{settings.answer_min_support}. Corpus: `eval/injection/` (6 pages, 12 questions). "
+        f"{settings.answers.max_vector_distance}, `answer_min_support` = "
+        f"{settings.answers.min_support}. Corpus: `eval/injection/` (6 pages, 12 questions). "
         f"Command: `{COMMAND} --label NAME` on the code to measure; `--recheck` rewrites "
         "this from the stored records.",
         "",
-        figures(records, checker(settings.answer_min_support)),
+        figures(records, checker(settings.answers.min_support)),
     ]
     write_section(args.report, "injection", "\n".join(body))
     print("\n".join(body))

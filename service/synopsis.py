@@ -137,9 +137,9 @@ class Synopsis:
             self._answerer = Answerer(
                 answer_model(self.settings),
                 model_name=self.settings.models.resolved_answer_model,
-                term_check=self.settings.answer_term_check,
-                min_support=self.settings.answer_min_support,
-                quote_on_refusal=self.settings.answer_quote_on_refusal,
+                term_check=self.settings.answers.term_check,
+                min_support=self.settings.answers.min_support,
+                quote_on_refusal=self.settings.answers.quote_on_refusal,
             )
         return self._answerer
 
@@ -154,7 +154,7 @@ class Synopsis:
                 answer_model(self.settings),
                 model_name=self.settings.models.resolved_answer_model,
                 cache_dir=self.settings.data_dir / "document-summaries",
-                min_support=self.settings.answer_min_support,
+                min_support=self.settings.answers.min_support,
             )
         return self._document_summarizer
 
@@ -518,7 +518,7 @@ class Synopsis:
 
     def _ask_request(self, question: str, request: SearchRequest | None) -> SearchRequest:
         return request or search_request(
-            self.settings, question, max_vector_distance=self.settings.answer_max_vector_distance
+            self.settings, question, max_vector_distance=self.settings.answers.max_vector_distance
         )
 
     def start_conversation(self, owner: str) -> Conversation:

@@ -22,7 +22,7 @@ def test_cheap_settings_use_the_smallest_model_briefly_without_the_guard() -> No
         SMALLEST_CHAT_MODEL,
     )
     assert (cheap.summaries.max_tokens, cheap.guard.enabled) == (CHEAP_SUMMARY_MAX_TOKENS, False)
-    assert cheap.answer_max_tokens < base.answer_max_tokens
+    assert cheap.answers.max_tokens < base.answers.max_tokens
     unchanged = set(Settings.env_names()) - set(MODEL_FIELDS)
     assert all(cheap.value(name) == base.value(name) for name in unchanged)
 

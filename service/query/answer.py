@@ -50,7 +50,7 @@ from service.index.identifiers import extract_identifiers
 from service.query.grounding import Grounding, check_grounding, extractive_answer
 from service.query.injection import fence, without_instructions
 from service.query.search import Hit
-from service.settings import Settings
+from service.settings import AnswerSettings, Settings
 
 __all__ = [
     "ANSWER_KINDS",
@@ -96,7 +96,7 @@ def answer_model(settings: Settings) -> ChatOllama:
     tokens."""
     return ollama_chat(
         settings,
-        max_tokens=settings.answer_max_tokens,
+        max_tokens=settings.answers.max_tokens,
         stop=_TEMPLATE_ENDS,
         model=settings.models.resolved_answer_model,
         timeout=settings.deadlines.answer_timeout,
@@ -192,8 +192,8 @@ class Answerer:
         *,
         model_name: str,
         term_check: bool = True,
-        min_support: float = Settings.answer_min_support,
-        quote_on_refusal: bool = Settings.answer_quote_on_refusal,
+        min_support: float = AnswerSettings.min_support,
+        quote_on_refusal: bool = AnswerSettings.quote_on_refusal,
     ) -> None:
         self._model = model
         self.model_name = model_name

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from service.settings.answers import AnswerSettings
 from service.settings.api import ApiSettings
 from service.settings.api_limits import MAX_K, ApiLimits
 from service.settings.composed import (
@@ -52,6 +53,7 @@ __all__ = [
     "SUMMARY_VECTORS",
     "TOPICS",
     "WEAVIATE_NODE_PORT_STRIDE",
+    "AnswerSettings",
     "ApiLimits",
     "ApiSettings",
     "ConsistencyLevel",

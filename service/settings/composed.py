@@ -23,6 +23,7 @@ from typing import Any, Literal
 import platformdirs
 
 from service.errors import ConfigurationError
+from service.settings.answers import AnswerSettings
 from service.settings.api import ApiSettings
 from service.settings.api_limits import ApiLimits
 from service.settings.conversations import ConversationSettings
@@ -93,13 +94,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     UrlSettings.TOPIC: tuple(UrlSettings.names().values()),
     LoaderLimits.TOPIC: tuple(LoaderLimits.names().values()),
     SearchSettings.TOPIC: tuple(SearchSettings.names().values()),
-    "Answers": (
-        "answer_max_vector_distance",
-        "answer_max_tokens",
-        "answer_term_check",
-        "answer_min_support",
-        "answer_quote_on_refusal",
-    ),
+    AnswerSettings.TOPIC: tuple(AnswerSettings.names().values()),
     ConversationSettings.TOPIC: tuple(ConversationSettings.names().values()),
     ApiSettings.TOPIC: tuple(ApiSettings.names().values()),
     ApiLimits.TOPIC: tuple(ApiLimits.names().values()),
@@ -166,35 +161,6 @@ class Settings:
         "into new collections when the embedding model changes, or keep indexes apart.",
     )
 
-    # Why 0.75: docs/eval.md (all-minilm-l6-v2 on the Python tutorial); re-measure with
-    # `synopsis eval --sweep` for another embedding model.
-    answer_max_vector_distance: float = setting(
-        0.75,
-        "`ask`'s relevance gate: a question whose passages are all farther (cosine distance) "
-        'is answered "I don\'t know" without a model call; 0: off.',
-    )
-    answer_max_tokens: int = setting(
-        300, "The longest answer the model may write (tokens, Ollama's num_predict)."
-    )
-    answer_term_check: bool = setting(
-        True,
-        '`ask` answers "I don\'t know" without a model call when the question names something '
-        "(a proper noun, an acronym, a code identifier) no retrieved passage mentions.",
-    )
-    # Why 0.7: docs/answers.md (re-measure for a larger answer model).
-    answer_min_support: float = setting(
-        0.7,
-        "Grounding check: the share of each answer sentence's content words a cited passage "
-        "must hold, 0 to 1, or the answer is replaced by the extractive one.",
-    )
-    # Why on: the Qwen answer models answer "I don't know" to many questions whose
-    # passages hold the answer (docs/answers.md).
-    answer_quote_on_refusal: bool = setting(
-        True,
-        'When the model answers "I don\'t know" although the passages passed the gate and the '
-        "term check, `ask` quotes the best passage (an extractive answer) instead.",
-    )
-
     weaviate_version: str = setting("1.39.0", "The Weaviate version the local stack builds.")
     ollama_version: str = setting("0.24.0", "The Ollama version the local stack builds.")
     local_weaviate_port: int = setting(
@@ -221,6 +187,7 @@ class Settings:
     )
 
     jobs: JobSettings = field(default_factory=JobSettings)
+    answers: AnswerSettings = field(default_factory=AnswerSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     summaries: SummarySettings = field(default_factory=SummarySettings)
@@ -238,10 +205,6 @@ class Settings:
         self._check_choices()
         self._check_replication()
         self._check_local_ports()
-        if not 0.0 <= self.answer_min_support <= 1.0:
-            raise ConfigurationError(
-                f"{self.env_names()['answer_min_support']} must be between 0 and 1 (a share)"
-            )
 
     def _check_choices(self) -> None:
         """Every field typed as a `Literal` holds one of the values it lists."""

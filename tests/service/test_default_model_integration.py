@@ -142,7 +142,7 @@ def test_the_default_answer_model_answers_from_the_sections_with_citations(
         assert [hit.id for hit in answer.citations] == [hit.id for hit in passages]
         assert answer.text.strip()
         assert answer.support is not None
-        assert answer.support >= settings.answer_min_support
+        assert answer.support >= settings.answers.min_support
     else:
         assert answer.kind == "extractive"
         assert [hit.id for hit in answer.citations] == [passages[0].id]

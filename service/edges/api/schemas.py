@@ -265,7 +265,7 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             k=self.k or None,
             version=self.version,
             max_vector_distance=(
-                settings.answer_max_vector_distance
+                settings.answers.max_vector_distance
                 if self.max_vector_distance is None
                 else self.max_vector_distance
             ),

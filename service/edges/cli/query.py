@@ -191,7 +191,7 @@ def ask(
         question,
         k=k or None,
         max_vector_distance=(
-            settings.answer_max_vector_distance if max_distance is None else max_distance
+            settings.answers.max_vector_distance if max_distance is None else max_distance
         ),
         version=version,
     )

@@ -964,7 +964,7 @@ def test_ask_streamed_on_the_real_stack(kettle: Any) -> None:
             False,
             "accepted",
         )
-        assert done["support"] >= settings.answer_min_support
+        assert done["support"] >= settings.answers.min_support
     else:
         assert done["kind"] == "extractive"
         assert (done["replaced"], done["draft"], len(citations)) == (True, "replaced", 1)

@@ -145,7 +145,7 @@ def test_ask_answers_with_citations(core_settings: Settings, controlflow: Ingest
     else:
         assert answer
         support = float(kind.removeprefix("(generated answer, grounding support ").rstrip(")"))
-        assert support >= core_settings.answer_min_support
+        assert support >= core_settings.answers.min_support
 
 
 def test_ask_with_nothing_relevant_says_it_does_not_know(

@@ -47,10 +47,10 @@ def test_a_document_summary_is_written_once_then_cached(
         # The model's reply is kept when the grounding check passes it, else the outline
         # is quoted from the index; which one differs between machines, each is exact.
         if body["kind"] == "generated":
-            assert body["support"] >= settings.answer_min_support
+            assert body["support"] >= settings.answers.min_support
         else:
             assert body["kind"] == "extractive"
-            assert body["support"] < settings.answer_min_support
+            assert body["support"] < settings.answers.min_support
             assert body["summary"].startswith("4. More Control Flow Tools:\n- ")
 
         again = client.get(path, headers=headers).json()
