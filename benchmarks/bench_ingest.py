@@ -245,7 +245,7 @@ def main() -> None:
     args = parser.parse_args()
     sources = [str(TUTORIAL / s) if "/" not in s else s for s in args.sources]
     settings = Settings.from_env().with_overrides(collection_prefix=PREFIX)
-    pid_file = settings.data_dir / "run" / "ollama.pid"
+    pid_file = settings.stack.data_dir / "run" / "ollama.pid"
     ollama_pid = int(pid_file.read_text().strip())
 
     synopsis = Synopsis.open(settings)
@@ -314,7 +314,8 @@ def main() -> None:
         f"collections prefixed `{PREFIX}` that start empty and are dropped afterwards\n"
         f"- models: chat {settings.models.chat_model}, "
         f"embeddings {settings.models.embedding_model}, "
-        f"Ollama {settings.ollama_version} (local stack); max_tokens {settings.ingest.max_tokens}, "
+        f"Ollama {settings.stack.ollama_version} (local stack); "
+        f"max_tokens {settings.ingest.max_tokens}, "
         f"summary concurrency {settings.summaries.concurrency}"
     )
     section = (

@@ -430,7 +430,8 @@ def bench_query_path(
         f"(1/5/15 min) {load_before} before, {load_after} after; the cores are shared with "
         "other test runs, so compare rows of this run with each other, not with other runs\n"
         f"- corpus: {stats.get('originals')} originals, {stats.get('summaries')} summaries "
-        f"in the `{settings.collection_prefix or '(default)'}` collections ({pending} chunks "
+        f"in the `{settings.external.collection_prefix or '(default)'}` collections "
+        f"({pending} chunks "
         f"without an attached summary); k = {K}; joint mode: {settings.search.summary_vector} "
         f"vector weight {settings.search.summary_weight}, summary keyword weight "
         f"{settings.search.summary_keyword_weight}\n"
@@ -442,7 +443,7 @@ def bench_query_path(
         f"1: one call per search){batching}\n"
         f"- Weaviate {weaviate_version} (local stack), weaviate-client "
         f"{metadata.version('weaviate-client')}, embeddings {settings.models.embedding_model} "
-        f"via Ollama {settings.ollama_version}; Python {platform.python_version()}"
+        f"via Ollama {settings.stack.ollama_version}; Python {platform.python_version()}"
     )
     sharing = settings.models.query_embedding_batch_size
     title = "Query path: Synopsis against the raw Weaviate floor" + (
@@ -629,7 +630,7 @@ def bench_references(settings: Settings, *, reps: int, limits: Sequence[int], co
     facts = (
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} "
         f"logical cores, load average {load_before} before, {load_after} after\n"
-        f"- corpus: the `{settings.collection_prefix or '(default)'}` collections\n"
+        f"- corpus: the `{settings.external.collection_prefix or '(default)'}` collections\n"
         f"- {reps} requests per method, limit and caller count, methods interleaved in blocks "
         f"of 20; query vectors computed beforehand (only Weaviate is timed); both methods "
         "were checked to return the same originals in the same order for every query"

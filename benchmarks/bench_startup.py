@@ -97,9 +97,9 @@ def floor_search_command(settings: Settings, query: str) -> list[str]:
         "ollama": settings.resolved_ollama_url,
         "model": settings.models.embedding_model,
         "query": query,
-        "port": settings.local_weaviate_port,
-        "grpc": settings.local_weaviate_grpc_port,
-        "collection": f"{settings.collection_prefix}OriginalDocuments",
+        "port": settings.stack.local_weaviate_port,
+        "grpc": settings.stack.local_weaviate_grpc_port,
+        "collection": f"{settings.external.collection_prefix}OriginalDocuments",
         "alpha": settings.search.alpha,
         "weights": {CONTENT_VECTOR: 1.0 - weight, settings.search.summary_vector: weight},
         "properties": search_request(settings, "-").summary_use().keyword_properties(),
@@ -304,9 +304,9 @@ def main() -> None:
         f"{cpu_model()}; load average (1/5/15 min) {load_before} before, {load_after} after\n"
         f"- {args.runs} timed runs per command (after one warm-up run each), interleaved; "
         "wall time of the whole process; the console script of `.venv` (no `uv run`)\n"
-        f"- local stack already running (Weaviate {settings.weaviate_version}, Ollama "
-        f"{settings.ollama_version}); index: the "
-        f"`{settings.collection_prefix or '(default)'}` collections; embeddings "
+        f"- local stack already running (Weaviate {settings.stack.weaviate_version}, Ollama "
+        f"{settings.stack.ollama_version}); index: the "
+        f"`{settings.external.collection_prefix or '(default)'}` collections; embeddings "
         f"{settings.models.embedding_model}; Python {platform.python_version()}"
     )
     section = (

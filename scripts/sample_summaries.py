@@ -179,9 +179,9 @@ def generate(settings: Settings, model: str, *, strict: bool) -> None:
 
 
 def stored(settings: Settings, corpus: str, guard: str) -> None:
-    """Append what the index of `settings.collection_prefix` holds for the sampled chunks
+    """Append what the index of `settings.external.collection_prefix` holds for the sampled chunks
     of `corpus` to stored.jsonl (labels carried over where the text is a labeled one's)."""
-    index = settings.collection_prefix
+    index = settings.external.collection_prefix
     sampled = [row["chunk_id"] for row in read_jsonl(CHUNKS) if row["corpus"] == corpus]
     kept = {(r["chunk_id"], r["index"]) for r in read_jsonl(STORED)}
     labeled = {

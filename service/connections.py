@@ -65,31 +65,36 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         if settings.uses_local_weaviate:
             return weaviate.connect_to_local(
                 host="127.0.0.1",
-                port=settings.local_weaviate_port,
-                grpc_port=settings.local_weaviate_grpc_port,
+                port=settings.stack.local_weaviate_port,
+                grpc_port=settings.stack.local_weaviate_grpc_port,
                 additional_config=AdditionalConfig(timeout=timeout, grpc_config=_GRPC),
                 skip_init_checks=False,
             )
-        parts = urlsplit(settings.weaviate_url)
+        parts = urlsplit(settings.external.weaviate_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigurationError(
-                f"SYNOPSIS_WEAVIATE_URL={settings.weaviate_url!r} is not an http(s) URL"
+                f"SYNOPSIS_WEAVIATE_URL={settings.external.weaviate_url!r} is not an http(s) URL"
             )
         secure = parts.scheme == "https"
         return weaviate.connect_to_custom(
             http_host=parts.hostname,
             http_port=parts.port or (443 if secure else 80),
             http_secure=secure,
-            grpc_host=settings.weaviate_grpc_host or parts.hostname,
-            grpc_port=settings.weaviate_grpc_port,
+            grpc_host=settings.external.weaviate_grpc_host or parts.hostname,
+            grpc_port=settings.external.weaviate_grpc_port,
             grpc_secure=secure,
             auth_credentials=(
-                Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None
+                Auth.api_key(settings.external.weaviate_api_key)
+                if settings.external.weaviate_api_key
+                else None
             ),
             additional_config=AdditionalConfig(timeout=timeout, grpc_config=_GRPC),
         )
     except weaviate.exceptions.WeaviateBaseError as exc:
-        where = settings.weaviate_url or f"the local stack (port {settings.local_weaviate_port})"
+        where = (
+            settings.external.weaviate_url
+            or f"the local stack (port {settings.stack.local_weaviate_port})"
+        )
         # The client's message spans lines; the CLI shows errors as one line.
         detail = " ".join(str(exc).split())
         raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc

@@ -93,7 +93,7 @@ class Synopsis:
         self.client = client
         self.store = Store(
             client,
-            prefix=settings.collection_prefix,
+            prefix=settings.external.collection_prefix,
             replication=Replication.from_settings(settings),
         )
         self.embedder = embedder
@@ -153,7 +153,7 @@ class Synopsis:
             self._document_summarizer = DocumentSummarizer(
                 answer_model(self.settings),
                 model_name=self.settings.models.resolved_answer_model,
-                cache_dir=self.settings.data_dir / "document-summaries",
+                cache_dir=self.settings.stack.data_dir / "document-summaries",
                 min_support=self.settings.answers.min_support,
             )
         return self._document_summarizer
@@ -182,7 +182,7 @@ class Synopsis:
 
             self._conversations = ConversationStore(
                 self.client,
-                prefix=self.settings.collection_prefix,
+                prefix=self.settings.external.collection_prefix,
                 replication=Replication.from_settings(self.settings),
                 per_owner=self.settings.conversations.per_key,
             )
@@ -197,7 +197,7 @@ class Synopsis:
 
             self._registry = SourceRegistry(
                 self.client,
-                prefix=self.settings.collection_prefix,
+                prefix=self.settings.external.collection_prefix,
                 replication=Replication.from_settings(self.settings),
             )
         return self._registry
@@ -327,7 +327,7 @@ class Synopsis:
         with the configured model (no LLM call); see `service.ingest.reindex`."""
         from service.ingest.reindex import reindex
 
-        if from_prefix == self.settings.collection_prefix:
+        if from_prefix == self.settings.external.collection_prefix:
             raise StoreError(
                 "reindex copies into new collections: set SYNOPSIS_COLLECTION_PREFIX to "
                 f"another prefix than {from_prefix!r}"

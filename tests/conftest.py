@@ -132,11 +132,11 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
     def make(offset: int, *, weaviate: bool = True, ollama: bool = True) -> Settings:
         isolated = base.with_overrides(
             data_dir=tmp_path / f"stack-{offset}",
-            weaviate_url="" if weaviate else f"http://127.0.0.1:{base.local_weaviate_port}",
+            weaviate_url="" if weaviate else f"http://127.0.0.1:{base.stack.local_weaviate_port}",
             ollama_url="" if ollama else base.resolved_ollama_url,
-            local_weaviate_port=base.local_weaviate_port + offset,
-            local_weaviate_grpc_port=base.local_weaviate_grpc_port + offset,
-            local_ollama_port=base.local_ollama_port + offset,
+            local_weaviate_port=base.stack.local_weaviate_port + offset,
+            local_weaviate_grpc_port=base.stack.local_weaviate_grpc_port + offset,
+            local_ollama_port=base.stack.local_ollama_port + offset,
         )
         created.append(isolated)
         return isolated
@@ -145,7 +145,7 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
     for isolated in created:
         LocalStack(isolated).down()
         # Imported model blobs are large copies; keep the logs, drop the models.
-        shutil.rmtree(isolated.data_dir / "ollama", ignore_errors=True)
+        shutil.rmtree(isolated.stack.data_dir / "ollama", ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -112,11 +112,11 @@ def test_every_image_is_pinned(compose: dict[str, Any]) -> None:
     ("service", "image"),
     [
         *(
-            (node, f"cr.weaviate.io/semitechnologies/weaviate:{Settings().weaviate_version}")
+            (node, f"cr.weaviate.io/semitechnologies/weaviate:{Settings().stack.weaviate_version}")
             for node in ["weaviate", *CLUSTER_NODES]
         ),
-        ("ollama", f"ollama/ollama:{Settings().ollama_version}"),
-        ("ollama-models", f"ollama/ollama:{Settings().ollama_version}"),
+        ("ollama", f"ollama/ollama:{Settings().stack.ollama_version}"),
+        ("ollama-models", f"ollama/ollama:{Settings().stack.ollama_version}"),
         ("synopsis (FROM #1)", "python:3.11-slim"),
     ],
 )
@@ -184,7 +184,7 @@ def test_synopsis_environment_loads_into_external_settings(compose: dict[str, An
     )
     # The local stack's default answer model is not pulled here: the chat model answers.
     assert settings.models.resolved_answer_model == "llama3.1"
-    assert settings.weaviate_grpc_port == 50051
+    assert settings.external.weaviate_grpc_port == 50051
 
 
 def test_models_step_pulls_the_models_synopsis_uses(compose: dict[str, Any]) -> None:
@@ -335,8 +335,11 @@ def test_synopsis_replication_comes_from_the_callers_environment(
 ) -> None:
     environment = _environment(_services(compose)["synopsis"])
     settings = Settings.from_env({k: _interpolate(v, environ) for k, v in environment.items()})
-    assert (settings.replication_factor, settings.read_consistency) == (factor, read)
-    assert settings.write_consistency == write
+    assert (settings.external.replication_factor, settings.external.read_consistency) == (
+        factor,
+        read,
+    )
+    assert settings.external.write_consistency == write
 
 
 def test_synopsis_is_built_from_this_repository(compose: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
 """Durable conversations in Weaviate, beside the jobs: one object per conversation in
-`Conversations` (name may carry `Settings.collection_prefix`), id = the conversation id,
+`Conversations` (name may carry `Settings.external.collection_prefix`), id = the conversation id,
 its turns as JSON text. A turn is added by replacing the object (one writer per
 conversation is expected: a client asks one question at a time)."""
 

@@ -41,5 +41,5 @@ def report_context(
         "corpus": f"{stats.get('sources')} sources, {stats.get('originals')} original "
         f"chunks, {stats.get('summaries')} summaries",
         "queries_file": str(queries),
-        "index": f"collection prefix {settings.collection_prefix or '(none)'}",
+        "index": f"collection prefix {settings.external.collection_prefix or '(none)'}",
     }

@@ -4,7 +4,7 @@ The store (`service.index.store.Store`) is made of one class per job, each an
 `IndexAccess`: the collections' layout (`layout`), the reads an ingest makes (`reads`),
 hybrid search (`hybrid`), browsing (`browse`) and writes (`writes`). They share what this
 class holds: the client, the collections' names (which may carry
-`Settings.collection_prefix`), and the replication settings, under which every read and
+`Settings.external.collection_prefix`), and the replication settings, under which every read and
 write goes out (`service/index/replication.py`; the default is one copy and no levels).
 
 The error rule: a weaviate-client error raised while talking to Weaviate becomes a

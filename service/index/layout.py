@@ -1,6 +1,6 @@
 """The index's collections: their layout, their creation, and bringing an older one up to date.
 
-Collections (names may carry `Settings.collection_prefix`):
+Collections (names may carry `Settings.external.collection_prefix`):
 
 - `OriginalDocuments`: one object per chunk, with three named vectors: `content` (header
   path + text), `summary` (header path + its summary once attached) and `context`

@@ -1,6 +1,6 @@
 """Leases in Weaviate: a name held by at most one holder at a time, until a set time.
 
-Collection `Leases` (the name may carry `Settings.collection_prefix`): one object per
+Collection `Leases` (the name may carry `Settings.external.collection_prefix`): one object per
 name, id = uuid5(name), with its holder and the time the lease ends. Ingests hold one per
 source while they change it (`service.ingest.locks`), so that two ingests of one source
 (several job workers, two replicas, the CLI beside the API) never decide what to delete

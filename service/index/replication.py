@@ -1,6 +1,6 @@
 """Replication of Synopsis's collections, and the consistency of their reads and writes.
 
-With `Settings.replication_factor` 1 (the default) nothing changes: collections are
+With `Settings.external.replication_factor` 1 (the default) nothing changes: collections are
 created without a replication config and requests carry no consistency level, exactly
 as on a single Weaviate node. With a factor above 1:
 
@@ -55,9 +55,9 @@ class Replication:
     @classmethod
     def from_settings(cls, settings: Settings) -> Replication:
         return cls(
-            factor=settings.replication_factor,
-            read_consistency=settings.read_consistency,
-            write_consistency=settings.write_consistency,
+            factor=settings.external.replication_factor,
+            read_consistency=settings.external.read_consistency,
+            write_consistency=settings.external.write_consistency,
         )
 
     @property

@@ -1,6 +1,6 @@
 """Durable job state in Weaviate, beside the source records.
 
-Collections (names may carry `Settings.collection_prefix`):
+Collections (names may carry `Settings.external.collection_prefix`):
 
 - `IngestJobs`: one object per job (id = the job id); spec, progress, report and errors
   are JSON text, the rest plain properties that filters and sorting use.

@@ -1,10 +1,12 @@
 """The one settings object of Synopsis, loaded from `SYNOPSIS_*` environment variables.
 
-`Settings` is composed of sections, one per topic of docs/configuration.md (e.g.
-`settings.jobs`, a `JobSettings`). Library code receives a `Settings`; only
-`Settings.from_env` reads the environment. Build one with `Settings.from_env()`, or
-`Settings()` for the defaults, and change a few settings with
-`settings.with_overrides(jobs_workers=0, ...)`, by the names their variables have.
+`Settings` is composed of sections, one per topic of docs/configuration.md:
+`settings.stack`, `.external`, `.deadlines`, `.models`, `.ingest`, `.summaries`, `.guard`,
+`.urls`, `.loader_limits`, `.search`, `.answers`, `.conversations`, `.api`, `.api_limits`,
+`.jobs` and `.retention`. Library code receives a `Settings`; only `Settings.from_env`
+reads the environment. Build one with `Settings.from_env()`, or `Settings()` for the
+defaults, and change a few settings with `settings.with_overrides(jobs_workers=0, ...)`,
+by the names their variables have (`SYNOPSIS_JOBS_WORKERS`).
 """
 
 from __future__ import annotations
@@ -12,19 +14,10 @@ from __future__ import annotations
 from service.settings.answers import AnswerSettings
 from service.settings.api import ApiSettings
 from service.settings.api_limits import MAX_K, ApiLimits
-from service.settings.composed import (
-    CONSISTENCY_LEVELS,
-    TOPICS,
-    WEAVIATE_NODE_PORT_STRIDE,
-    ConsistencyLevel,
-    Settings,
-)
-from service.settings.conversations import (
-    REWRITE_METHODS,
-    ConversationSettings,
-    RewriteMethod,
-)
+from service.settings.composed import TOPICS, Settings
+from service.settings.conversations import REWRITE_METHODS, ConversationSettings, RewriteMethod
 from service.settings.deadlines import DeadlineSettings
+from service.settings.external import CONSISTENCY_LEVELS, ConsistencyLevel, ExternalSettings
 from service.settings.fields import ENV_PREFIX, Section, setting, setting_from
 from service.settings.guard import GuardSettings
 from service.settings.ingest import IngestSettings
@@ -38,6 +31,7 @@ from service.settings.search import (
     SUMMARY_VECTORS,
     SearchSettings,
 )
+from service.settings.stack import WEAVIATE_NODE_PORT_STRIDE, StackSettings
 from service.settings.summaries import PROMPT_VERSIONS, PromptVersion, SummarySettings
 from service.settings.urls import UrlSettings
 
@@ -59,6 +53,7 @@ __all__ = [
     "ConsistencyLevel",
     "ConversationSettings",
     "DeadlineSettings",
+    "ExternalSettings",
     "GuardSettings",
     "IngestSettings",
     "JobSettings",
@@ -70,6 +65,7 @@ __all__ = [
     "SearchSettings",
     "Section",
     "Settings",
+    "StackSettings",
     "SummarySettings",
     "UrlSettings",
     "setting",

@@ -1,6 +1,6 @@
 """Registered sources in Weaviate, beside the jobs, so every process and replica sees them:
 one object per source in `RegisteredSources` (the name may carry
-`Settings.collection_prefix`), id = uuid5 of the source's name, its page states and last
+`Settings.external.collection_prefix`), id = uuid5 of the source's name, its page states and last
 report as JSON text. Registering a name twice is refused (Weaviate refuses to insert an
 object whose id exists)."""
 

@@ -51,13 +51,16 @@ def cpu_key() -> str:
 def weaviate_binary(settings: Settings, progress: Progress) -> Path:
     """Path of `weaviate-server` at the configured version, building it on first use."""
     target = (
-        settings.cache_dir / "bin" / f"weaviate-{settings.weaviate_version}" / "weaviate-server"
+        settings.stack.cache_dir
+        / "bin"
+        / f"weaviate-{settings.stack.weaviate_version}"
+        / "weaviate-server"
     )
     if target.is_file():
         return target
     env = {"CGO_ENABLED": "0"}
     _go_install(
-        f"{WEAVIATE_MODULE}@v{settings.weaviate_version}",
+        f"{WEAVIATE_MODULE}@v{settings.stack.weaviate_version}",
         ["-trimpath", "-tags", "netgo"],
         env,
         target,
@@ -68,22 +71,27 @@ def weaviate_binary(settings: Settings, progress: Progress) -> Path:
 
 def ollama_binary(settings: Settings, progress: Progress) -> Path:
     """Path of `ollama` at the configured version, building it (cgo, CPU) on first use."""
-    flavour = f"native-{cpu_key()}" if settings.ollama_native_build else "generic"
-    target = settings.cache_dir / "bin" / f"ollama-{settings.ollama_version}-{flavour}" / "ollama"
+    flavour = f"native-{cpu_key()}" if settings.stack.ollama_native_build else "generic"
+    target = (
+        settings.stack.cache_dir
+        / "bin"
+        / f"ollama-{settings.stack.ollama_version}-{flavour}"
+        / "ollama"
+    )
     if target.is_file():
         return target
     include_dir = _miniaudio_include_dir(settings, progress)
     _check_system_headers()
-    cflags = "-O3 -march=native" if settings.ollama_native_build else "-O3"
+    cflags = "-O3 -march=native" if settings.stack.ollama_native_build else "-O3"
     env = {
         "CGO_ENABLED": "1",
         "CGO_CPPFLAGS": f"-I{include_dir}",
         "CGO_CFLAGS": cflags,
         "CGO_CXXFLAGS": cflags,
     }
-    version_flag = f"-X github.com/ollama/ollama/version.Version={settings.ollama_version}"
+    version_flag = f"-X github.com/ollama/ollama/version.Version={settings.stack.ollama_version}"
     _go_install(
-        f"{OLLAMA_MODULE}@v{settings.ollama_version}",
+        f"{OLLAMA_MODULE}@v{settings.stack.ollama_version}",
         ["-ldflags", version_flag],
         env,
         target,
@@ -113,7 +121,7 @@ def _check_system_headers() -> None:
 
 
 def _miniaudio_include_dir(settings: Settings, progress: Progress) -> Path:
-    include_dir = settings.cache_dir / "include"
+    include_dir = settings.stack.cache_dir / "include"
     header = include_dir / "miniaudio" / "miniaudio.h"
     if header.is_file():
         return include_dir

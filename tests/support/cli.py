@@ -22,7 +22,7 @@ def cli(
         main,
         list(args),
         env={
-            "SYNOPSIS_COLLECTION_PREFIX": settings.collection_prefix,
+            "SYNOPSIS_COLLECTION_PREFIX": settings.external.collection_prefix,
             **model_env(settings),
             **(env or {}),
         },

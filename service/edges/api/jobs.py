@@ -248,12 +248,12 @@ async def running_jobs(
     running jobs become `interrupted`)."""
     store = JobStore(
         synopsis.client,
-        prefix=settings.collection_prefix,
+        prefix=settings.external.collection_prefix,
         replication=Replication.from_settings(settings),
     )
     await asyncio.to_thread(store.ensure_schema)
     policy = AddressPolicy.from_allow_list(settings.urls.fetch_allow)
-    uploads = settings.data_dir / "uploads"
+    uploads = settings.stack.data_dir / "uploads"
 
     def options() -> LoadOptions:
         return dataclasses.replace(load_options(settings), address_policy=policy)

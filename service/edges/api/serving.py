@@ -57,5 +57,5 @@ def use_multiprocess_metrics(settings: Settings, port: int) -> None:
 
     # One directory per port: two servers on one data directory keep their counts apart.
     configured = os.environ.get(MULTIPROC_ENV)
-    directory = Path(configured) if configured else settings.data_dir / "metrics" / str(port)
+    directory = Path(configured) if configured else settings.stack.data_dir / "metrics" / str(port)
     os.environ[MULTIPROC_ENV] = str(reset_multiprocess_dir(directory))

@@ -33,7 +33,9 @@ UNWATCHED_PATHS = ("/health", "/ready", "/metrics", "/schema", "/ui/")
 
 def weaviate_ready_url(settings: Settings) -> str:
     """Weaviate's readiness endpoint: the external one, or the local stack's."""
-    base = settings.weaviate_url or f"http://127.0.0.1:{settings.local_weaviate_port}"
+    base = (
+        settings.external.weaviate_url or f"http://127.0.0.1:{settings.stack.local_weaviate_port}"
+    )
     return base.rstrip("/") + "/v1/.well-known/ready"
 
 

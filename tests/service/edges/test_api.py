@@ -908,8 +908,7 @@ def kettle(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iter
     need to exist (`cheap_model_settings`): the tests check the API, not the wording."""
     # On a CPU shared with other work a summary can wait minutes in Ollama's queue; the
     # default timeout would retry it from the back. These tests check the API, not latency.
-    configured = dataclasses.replace(
-        cheap_model_settings(settings),
+    configured = cheap_model_settings(settings).with_overrides(
         collection_prefix="TestApi",
         summary_timeout=max(settings.summaries.timeout, 600.0),
     )

@@ -81,7 +81,9 @@ def _drop(settings: Settings) -> None:
         jobs = JobStore(client, prefix=PREFIX)
         if client.collections.exists(jobs.jobs_name):
             for job_id in jobs.jobs.iterator(return_properties=["job_id"]):
-                shutil.rmtree(upload_dir(settings.data_dir / "uploads", str(job_id.uuid)), True)
+                shutil.rmtree(
+                    upload_dir(settings.stack.data_dir / "uploads", str(job_id.uuid)), True
+                )
         Store(client, prefix=PREFIX).drop()
         jobs.drop()
     finally:

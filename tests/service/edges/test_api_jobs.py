@@ -133,7 +133,7 @@ def test_an_upload_of_every_format_runs_to_done_and_searches_like_the_cli(
         assert job["report"]["llm_calls"] >= progress["summarized"]
         assert job["report"]["new_chunks"] == progress["chunks"] > 5
         # The files are kept only until the job is done.
-        assert not (jobs_settings.data_dir / "uploads" / job_id).exists()
+        assert not (jobs_settings.stack.data_dir / "uploads" / job_id).exists()
 
         listed = {item["source"]: item for item in client.get("/documents", headers=READ).json()}
         assert sorted(listed) == sorted(sources)
@@ -319,7 +319,7 @@ def test_a_restart_during_a_job_leaves_it_interrupted_and_a_retry_finishes_it(
             job_id = client.post("/documents", files=_upload_six(), headers=WRITE).json()["id"]
             hold.wait_reached()  # one summary written, five pending
         # The service stopped: the job says so at once, and its upload is kept for a retry.
-        assert (jobs_settings.data_dir / "uploads" / job_id).is_dir()
+        assert (jobs_settings.stack.data_dir / "uploads" / job_id).is_dir()
     with TestClient(create_app(jobs_settings), base_url=IN_PROCESS_URL) as client:
         job = client.get(f"/jobs/{job_id}", headers=WRITE).json()
         assert job["state"] == "interrupted"
@@ -352,7 +352,7 @@ def test_a_job_whose_worker_died_is_found_by_its_stale_heartbeat(
         runner = JobRunner(
             _NoSynopsis(),  # type: ignore[arg-type]  # never runs a job: nothing is queued
             store,
-            uploads=jobs_settings.data_dir / "uploads",
+            uploads=jobs_settings.stack.data_dir / "uploads",
             options=lambda: None,  # type: ignore[arg-type,return-value]
             lease_seconds=jobs_settings.jobs.lease_seconds,
         )

@@ -99,8 +99,8 @@ def base_url(core_settings: Settings, controlflow: IngestReport) -> Iterator[str
 def _drop(settings: Settings) -> None:
     client = connect_weaviate(settings)
     try:
-        Store(client, prefix=settings.collection_prefix).drop()
-        JobStore(client, prefix=settings.collection_prefix).drop()
+        Store(client, prefix=settings.external.collection_prefix).drop()
+        JobStore(client, prefix=settings.external.collection_prefix).drop()
     finally:
         client.close()
 

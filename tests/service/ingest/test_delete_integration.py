@@ -48,7 +48,7 @@ def die(*args, **kwargs):
 setattr(Store, step, die)
 settings = Settings.from_env()
 client = connect_weaviate(settings)
-delete_source(Store(client, prefix=settings.collection_prefix), source)
+delete_source(Store(client, prefix=settings.external.collection_prefix), source)
 """
 
 #: The store method of each step, in the order a delete runs them.
@@ -56,7 +56,7 @@ STEPS = ("delete_summaries", "delete_originals", "delete_source_record")
 
 
 def _kill_during_delete(synopsis: Synopsis, step: str, source: str) -> None:
-    env = {**os.environ, "SYNOPSIS_COLLECTION_PREFIX": synopsis.settings.collection_prefix}
+    env = {**os.environ, "SYNOPSIS_COLLECTION_PREFIX": synopsis.settings.external.collection_prefix}
     done = subprocess.run(
         [sys.executable, "-c", _DELETE_AND_DIE, step, source],
         env=env,

@@ -8,7 +8,6 @@ paths; each test deletes the sources it added.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import signal
@@ -325,7 +324,7 @@ def test_killed_ingest_is_completed_by_the_next_run(
         env = {
             **os.environ,
             **model_env(core_settings),
-            "SYNOPSIS_COLLECTION_PREFIX": core_settings.collection_prefix,
+            "SYNOPSIS_COLLECTION_PREFIX": core_settings.external.collection_prefix,
             "SYNOPSIS_OLLAMA_URL": gate.url,
             # The killed run's lease on the second file ends this long after its last
             # renewal; the next run waits for it (60 s by default).
@@ -385,8 +384,8 @@ def test_ollama_stopped_mid_ingest_is_a_clear_error_and_a_rerun_completes(
     ollama = LocalStack(isolated)
     assert ollama.up().ollama.running
     # The test's Synopsis sees that Ollama as external, so nothing restarts it behind our back.
-    settings = dataclasses.replace(
-        cheap_model_settings(core_settings), ollama_url=ollama.ollama_url, summary_retries=1
+    settings = cheap_model_settings(core_settings).with_overrides(
+        ollama_url=ollama.ollama_url, summary_retries=1
     )
     document = str(write_markdown(tmp_path / "topics.md", "Topics", _TOPICS))
     stopped: list[str] = []

@@ -24,7 +24,7 @@ def test_reindex_copies_chunks_and_summaries_without_llm_calls(
     try:
         copy.store.drop()
         calls_before = copy.summarizer.calls
-        report = copy.reindex(core_settings.collection_prefix)
+        report = copy.reindex(core_settings.external.collection_prefix)
         found = assert_invariants(copy.store)
         original = assert_invariants(core.store)
         assert (report.originals, report.summaries) == (

@@ -76,8 +76,7 @@ def _clean_counts(settings: Settings, tmp_path: Path) -> dict[str, int]:
 
 
 def _settings(base: Settings, prefix: str) -> Settings:
-    return dataclasses.replace(
-        cheap_model_settings(base),
+    return cheap_model_settings(base).with_overrides(
         collection_prefix=prefix,
         api_weaviate_probe_seconds=0.2,
         summary_timeout=max(base.summaries.timeout, 600.0),
@@ -90,8 +89,8 @@ def _settings(base: Settings, prefix: str) -> Settings:
 def _drop(settings: Settings) -> None:
     client = connect_weaviate(settings)
     try:
-        Store(client, prefix=settings.collection_prefix).drop()
-        JobStore(client, prefix=settings.collection_prefix).drop()
+        Store(client, prefix=settings.external.collection_prefix).drop()
+        JobStore(client, prefix=settings.external.collection_prefix).drop()
     finally:
         client.close()
 
@@ -114,7 +113,7 @@ def _ended(job: dict[str, Any]) -> bool:
 def _assert_clean(settings: Settings, expected: dict[str, int]) -> None:
     client = connect_weaviate(settings)
     try:
-        census = assert_invariants(Store(client, prefix=settings.collection_prefix))
+        census = assert_invariants(Store(client, prefix=settings.external.collection_prefix))
     finally:
         client.close()
     assert dict(census.originals) == expected
@@ -140,8 +139,8 @@ class _Service:
     def start(self) -> None:
         env = {
             **model_env(self.settings),
-            "SYNOPSIS_OLLAMA_URL": self.settings.ollama_url,
-            "SYNOPSIS_COLLECTION_PREFIX": self.settings.collection_prefix,
+            "SYNOPSIS_OLLAMA_URL": self.settings.external.ollama_url,
+            "SYNOPSIS_COLLECTION_PREFIX": self.settings.external.collection_prefix,
             "SYNOPSIS_JOBS_POLL_SECONDS": str(self.settings.jobs.poll_seconds),
             "SYNOPSIS_JOBS_LEASE_SECONDS": str(self.settings.jobs.lease_seconds),
             "SYNOPSIS_INGEST_LOCK_SECONDS": str(self.settings.ingest.lock_seconds),
@@ -170,8 +169,7 @@ def gate(cheap_settings: Settings) -> Iterator[OllamaGate]:
 
 @pytest.fixture
 def service(cheap_settings: Settings, gate: OllamaGate, tmp_path: Path) -> Iterator[_Service]:
-    configured = dataclasses.replace(
-        _settings(cheap_settings, "TestFaultService"),
+    configured = _settings(cheap_settings, "TestFaultService").with_overrides(
         ollama_url=gate.url,
         # The killed service's source leases end this long after their last renewal, and
         # the retry waits for them (60 s by default).
@@ -297,10 +295,9 @@ def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converge
     isolated_settings: IsolatedSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = Settings.from_env()
-    settings = dataclasses.replace(
-        _settings(isolated_settings(800, weaviate=False), "TestFaultOllama"),
+    settings = _settings(isolated_settings(800, weaviate=False), "TestFaultOllama").with_overrides(
         # The shared Weaviate, reached as an external one: its gRPC port too.
-        weaviate_grpc_port=shared.local_weaviate_grpc_port,
+        weaviate_grpc_port=shared.stack.local_weaviate_grpc_port,
     )
     LocalStack(settings).up()
     _drop(settings)

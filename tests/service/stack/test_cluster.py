@@ -12,7 +12,6 @@ not every 30 s (Weaviate's default), so a restarted node catches up in seconds; 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import time
@@ -77,8 +76,7 @@ def cluster(
     shared Ollama with the smallest model (the summaries only need to exist); the fixture
     stops the cluster afterwards."""
     isolated = isolated_settings(600, ollama=False)
-    yield dataclasses.replace(
-        cheap_model_settings(isolated),
+    yield cheap_model_settings(isolated).with_overrides(
         ollama_url=ollama_url,
         collection_prefix=PREFIX,
         weaviate_nodes=3,
@@ -94,7 +92,7 @@ def cluster(
 
 
 def _node_client(settings: Settings, index: int) -> weaviate.WeaviateClient:
-    ports = settings.local_weaviate_node_ports(index)
+    ports = settings.stack.local_weaviate_node_ports(index)
     return weaviate.connect_to_local(host="127.0.0.1", port=ports["http"], grpc_port=ports["grpc"])
 
 
@@ -107,7 +105,7 @@ def _ids(client: weaviate.WeaviateClient, name: str) -> frozenset[str]:
 
 def _raft_leader(settings: Settings, *, dead: str = "") -> str | None:
     """The raft leader as node 0 itself sees it (None while it knows none, or only `dead`)."""
-    url = f"http://127.0.0.1:{settings.local_weaviate_port}/v1/cluster/statistics"
+    url = f"http://127.0.0.1:{settings.stack.local_weaviate_port}/v1/cluster/statistics"
     try:
         statistics = httpx.get(url, timeout=5.0).json().get("statistics", [])
     except (httpx.HTTPError, ValueError):

@@ -34,8 +34,8 @@ def _cli(settings: Settings, *args: str) -> tuple[int, str, str]:
 
 def _stopped_lines(settings: Settings) -> list[str]:
     return [
-        f"weaviate  stopped      http://127.0.0.1:{settings.local_weaviate_port}",
-        f"ollama    stopped      http://127.0.0.1:{settings.local_ollama_port}",
+        f"weaviate  stopped      http://127.0.0.1:{settings.stack.local_weaviate_port}",
+        f"ollama    stopped      http://127.0.0.1:{settings.stack.local_ollama_port}",
     ]
 
 
@@ -55,8 +55,8 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
     up = stack.up()
     assert up.ready
     assert (up.weaviate.url, up.ollama.url) == (
-        f"http://127.0.0.1:{settings.local_weaviate_port}",
-        f"http://127.0.0.1:{settings.local_ollama_port}",
+        f"http://127.0.0.1:{settings.stack.local_weaviate_port}",
+        f"http://127.0.0.1:{settings.stack.local_ollama_port}",
     )
     assert (up.weaviate.detail, up.ollama.detail) == ("running", "running")
     assert (up.weaviate.managed, up.ollama.managed) == (True, True)
@@ -135,13 +135,13 @@ def test_port_in_use_is_a_clear_error(
         with pytest.raises(PortInUseError) as caught:
             LocalStack(settings).up()
         assert (str(caught.value), caught.value.port) == (message, taken_port)
-        assert not (settings.data_dir / "run" / f"{server}.pid").exists()
+        assert not (settings.stack.data_dir / "run" / f"{server}.pid").exists()
 
         # The CLI shows the same error as one line after its progress line, and exits 1.
         stack = LocalStack(settings)
         starting = {
-            "weaviate": f"Weaviate {settings.weaviate_version} on {stack.weaviate_url}",
-            "ollama": f"Ollama {settings.ollama_version} on {stack.ollama_url}",
+            "weaviate": f"Weaviate {settings.stack.weaviate_version} on {stack.weaviate_url}",
+            "ollama": f"Ollama {settings.stack.ollama_version} on {stack.ollama_url}",
         }[server]
         assert _cli(settings, "stack", "up") == (
             1,
@@ -166,7 +166,7 @@ def _stale_pid_file_content(case: str) -> str:
 def test_stale_pid_file_is_handled(isolated_settings: IsolatedSettings, case: str) -> None:
     settings = isolated_settings(400, ollama=False)
     stack = LocalStack(settings)
-    pid_file = settings.data_dir / "run" / "weaviate.pid"
+    pid_file = settings.stack.data_dir / "run" / "weaviate.pid"
     pid_file.parent.mkdir(parents=True)
     pid_file.write_text(_stale_pid_file_content(case))
 

@@ -39,7 +39,7 @@ def embeddings(settings: Settings, ollama_url: str) -> OllamaEmbeddings:
 def test_server_version(settings: Settings, ollama_url: str) -> None:
     version = httpx.get(f"{ollama_url}/api/version", timeout=10.0).json()["version"]
     if settings.uses_local_ollama:
-        assert version == settings.ollama_version
+        assert version == settings.stack.ollama_version
 
 
 def test_models_are_present(settings: Settings, ollama_url: str) -> None:

@@ -81,7 +81,7 @@ def collection(weaviate_client: weaviate.WeaviateClient) -> Iterator[Collection]
 
 def test_server_version(weaviate_client: weaviate.WeaviateClient, settings: Settings) -> None:
     assert weaviate_client.is_ready()
-    assert weaviate_client.get_meta()["version"] == settings.weaviate_version
+    assert weaviate_client.get_meta()["version"] == settings.stack.weaviate_version
 
 
 def test_insert_and_fetch_with_vectors(collection: Collection) -> None:
