@@ -21,8 +21,8 @@ class IngestSettings(Section):
     max_tokens: int = setting(
         500, "The largest chunk (cl100k_base tokens); a longer line is cut inside."
     )
-    # Each chunk costs a model call: a 10,000-page PDF or 20 MB of one-line text would take
-    # days on a small machine. The largest page of the Python docs is about 150 chunks.
+    # Each chunk costs a model call, so a source this large would take days on a small
+    # machine (docs/reliability.md, the hostile sources).
     max_chunks_per_source: int = setting(
         2_000,
         "A source that splits into more chunks is not indexed (reported failed, naming this "

@@ -24,8 +24,8 @@ class ModelSettings(Section):
         "The Ollama model that writes summaries (and answers when `answer_model` is empty).",
     )
     # An answer is one call where an ingest makes thousands of summaries, so the two can
-    # differ; Ollama keeps it loaded beside the chat model. The default answers as often
-    # from the passages as the 1.5B and three times as fast (docs/eval.md, the same rule).
+    # differ; Ollama keeps it loaded beside the chat model. Why this default: docs/eval.md
+    # (the same rule).
     answer_model: str = setting(
         "qwen2.5-coder-0.5b-instruct",
         "The Ollama model that writes answers; empty: the chat model.",

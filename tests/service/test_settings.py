@@ -445,3 +445,68 @@ def test_every_field_is_in_exactly_one_topic() -> None:
     """A new field needs a place in `TOPICS`, which docs/configuration.md follows."""
     listed = [name for members in TOPICS.values() for name in members]
     assert sorted(listed) == sorted(Settings.env_names())
+
+
+def test_with_overrides_changes_only_the_named_settings() -> None:
+    base = Settings()
+    changed = base.with_overrides(jobs_workers=0, chat_model="x", weaviate_nodes=3)
+    assert (changed.jobs.workers, changed.models.chat_model, changed.stack.weaviate_nodes) == (
+        0,
+        "x",
+        3,
+    )
+    untouched = set(Settings.env_names()) - {"jobs_workers", "chat_model", "weaviate_nodes"}
+    assert all(changed.value(name) == base.value(name) for name in untouched)
+
+
+def test_with_overrides_refuses_a_name_that_is_no_setting() -> None:
+    with pytest.raises(TypeError, match="no such settings: chat, workers"):
+        Settings().with_overrides(chat="x", workers=2)
+
+
+def test_with_overrides_checks_as_from_env_does() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings().with_overrides(jobs_poll_seconds=20.0)
+    assert str(caught.value).startswith(
+        "SYNOPSIS_JOBS_POLL_SECONDS must be more than 0 and less than a third of "
+        "SYNOPSIS_JOBS_LEASE_SECONDS"
+    )
+    with pytest.raises(ConfigurationError, match="SYNOPSIS_REPLICATION_FACTOR=3 needs"):
+        Settings().with_overrides(replication_factor=3)
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("jobs_workers", "jobs.workers"),
+        ("conversations_per_key", "conversations.per_key"),
+        ("summary_guard", "guard.enabled"),
+        ("stack_start_timeout", "stack.start_timeout"),
+        ("max_vector_distance", "search.max_vector_distance"),
+        ("api_max_k", "api_limits.max_k"),
+        ("chat_model", "models.chat_model"),
+    ],
+)
+def test_where_a_setting_lives(name: str, path: str) -> None:
+    assert Settings.paths()[name] == path
+
+
+def test_the_sections_are_the_topics_in_the_order_of_the_docs() -> None:
+    assert list(TOPICS) == [
+        "Local stack",
+        "External Weaviate and Ollama, replication",
+        "Deadlines of outbound calls",
+        "Models",
+        "Chunking and ingest",
+        "Summaries",
+        "Summary guard",
+        "URL sources",
+        "Loader limits",
+        "Search",
+        "Answers",
+        "Conversations",
+        "HTTP API",
+        "HTTP API limits",
+        "Ingest jobs",
+        "Retention",
+    ]
