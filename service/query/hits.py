@@ -46,7 +46,9 @@ class Hit:
 
     The fields are in the order every edge gives them (`HIT_FIELDS`)."""
 
-    id: str = field(metadata=_meaning("The chunk's id (uuid5 of its source and content)."))
+    id: str = field(
+        metadata=_meaning("The chunk's id (uuid5 of its source and its content's hash).")
+    )
     source: str = field(
         metadata=_meaning("The canonical URL or path of the chunk's source document.")
     )
@@ -62,8 +64,10 @@ class Hit:
     summary_kind: SummaryKind | None = field(
         default=None,
         metadata=_meaning(
-            "What `summary` is: generated (by `summary_model`) or extractive (quoted from the "
-            "chunk); null without a summary."
+            "What `summary` is: generated (written by the chat model `summary_model`) or "
+            "extractive (quoted from the chunk: the header path, its lead sentences and "
+            "names, stored when the summary guard rejected the model's summaries); null "
+            "without a summary."
         ),
     )
     summary_model: str | None = field(
@@ -81,7 +85,8 @@ class Hit:
     distance: float | None = field(
         default=None,
         metadata=_meaning(
-            "The cosine distance of the matched object to the query (null when not measured)."
+            "The absolute cosine distance of the matched object to the query (null when "
+            "not measured: without a relevance gate or `explain`)."
         ),
     )
     scores: dict[str, float] = field(

@@ -112,11 +112,15 @@ VersionFilter = Annotated[
         "chunk of no group.",
     ),
 ]
-IndexedAt = Annotated[
-    dt.datetime,
-    msgspec.Meta(description="When the chunk was written (null: written before chunks kept it)."),
-]
-VersionLabel = Annotated[str, msgspec.Meta(description="Its source's version label (null: none).")]
+
+
+def _meaning(name: str) -> msgspec.Meta:
+    """The description of a hit's field in the OpenAPI document: what the core says it
+    means (`service.query.hits.HIT_FIELDS`)."""
+    return msgspec.Meta(description=_MEANINGS[name])
+
+
+_MEANINGS = {spec.name: spec.meaning for spec in HIT_FIELDS}
 
 
 class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -169,19 +173,8 @@ class SearchRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
 
 #: What a summary shown with a chunk is (search hits, a document's chunks).
-SummaryKindField = Annotated[
-    SummaryKind,
-    msgspec.Meta(
-        description="What `summary` is: generated (written by the chat model "
-        "`summary_model`) or extractive (quoted from the chunk: the header path, its lead "
-        "sentences and names, stored when the summary guard rejected the model's "
-        "summaries); null without a summary."
-    ),
-]
-SummaryModelField = Annotated[
-    str,
-    msgspec.Meta(description="The chat model that wrote a generated summary; else null."),
-]
+SummaryKindField = Annotated[SummaryKind, _meaning("summary_kind")]
+SummaryModelField = Annotated[str, _meaning("summary_model")]
 
 
 class SearchHit(msgspec.Struct, kw_only=True):
@@ -192,26 +185,26 @@ class SearchHit(msgspec.Struct, kw_only=True):
     distance of the matched object to the query.
     """
 
-    id: str
-    source: str
-    title: str
-    headers: list[str]
-    chunk_index: int
-    content: str
-    summary: str | None
+    # The fields of a core `Hit`, in `HIT_FIELDS`' order, each described by its meaning
+    # there (tests/service/edges/test_hit_fields.py checks every edge against them).
+    id: Annotated[str, _meaning("id")]
+    source: Annotated[str, _meaning("source")]
+    title: Annotated[str, _meaning("title")]
+    headers: Annotated[list[str], _meaning("headers")]
+    chunk_index: Annotated[int, _meaning("chunk_index")]
+    content: Annotated[str, _meaning("content")]
+    summary: Annotated[str, _meaning("summary")] | None
     summary_kind: SummaryKindField | None = None
     summary_model: SummaryModelField | None = None
-    score: float
-    leg: str
-    distance: float | None = None
-    scores: dict[str, float] = msgspec.field(default_factory=dict)
-    # The PDF pages the chunk spans (null for other sources).
-    page_start: int | None = None
-    page_end: int | None = None
-    # The section's id in its page: a reader opens `source#anchor` ("" when it has none).
-    anchor: str = ""
-    version: VersionLabel | None = None
-    indexed_at: IndexedAt | None = None
+    score: Annotated[float, _meaning("score")]
+    leg: Annotated[str, _meaning("leg")]
+    distance: Annotated[float, _meaning("distance")] | None = None
+    scores: Annotated[dict[str, float], _meaning("scores")] = msgspec.field(default_factory=dict)
+    page_start: Annotated[int, _meaning("page_start")] | None = None
+    page_end: Annotated[int, _meaning("page_end")] | None = None
+    anchor: Annotated[str, _meaning("anchor")] = ""
+    version: Annotated[str, _meaning("version")] | None = None
+    indexed_at: Annotated[dt.datetime, _meaning("indexed_at")] | None = None
     # With `expand` or `max_tokens` only: the tokens the hit took of the budget, and with
     # `expand: section` which chunks of its section `content` holds.
     tokens: int | msgspec.UnsetType = msgspec.UNSET

@@ -11,6 +11,7 @@ from litestar.testing import TestClient
 
 from service.edges.api import create_app
 from service.index.queries import SearchFilters
+from service.query.hits import HIT_FIELDS
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
@@ -188,3 +189,13 @@ def test_routes_that_take_a_key_declare_the_bearer_scheme(document: dict[str, An
     for path, item in document["paths"].items():
         for method, operation in item.items():
             assert ((path, method) in secured) == ("401" in operation["responses"]), path
+
+
+def test_a_hits_fields_are_described_by_what_the_core_says_they_mean(
+    document: dict[str, Any],
+) -> None:
+    properties = document["components"]["schemas"]["SearchHit"]["properties"]
+    assert list(properties) == [*(spec.name for spec in HIT_FIELDS), "tokens", "section"]
+    assert {spec.name: properties[spec.name].get("description") for spec in HIT_FIELDS} == {
+        spec.name: spec.meaning for spec in HIT_FIELDS
+    }
