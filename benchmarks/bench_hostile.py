@@ -155,7 +155,7 @@ def main() -> int:
             " were bounded by nothing but the per-read timeout: the loaders' client now reads"
             " through a network backend whose every read ends at the fetch deadline. Through"
             " the HTTP API every case is tested as an upload or a URL job:"
-            " `tests/service/edges/test_api_hostile.py`.",
+            " `tests/service/api/test_api_hostile.py`.",
         ]
     )
     print()

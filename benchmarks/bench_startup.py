@@ -17,7 +17,7 @@ counted), the commands interleaved, wall time measured around the process:
   `synopsis search`;
 * `synopsis search QUERY --k 3`.
 
-Then, once each, `python -X importtime` of `import service.edges.cli` (what `--help`
+Then, once each, `python -X importtime` of `import service.cli` (what `--help`
 loads) and of `from service.synopsis import Synopsis` (what `search` loads besides):
 the ten largest cumulative entries, and the third-party packages on the search path
 with the chain of imports that first loads each. The figures go to the "startup"
@@ -273,7 +273,7 @@ def main() -> None:
     load_before = load_text()
     started = dt.datetime.now(dt.UTC)
     seconds = timings(commands, args.runs)
-    cli_top, cli_packages, cli_total = import_tables("import service.edges.cli")
+    cli_top, cli_packages, cli_total = import_tables("import service.cli")
     search_top, search_packages, search_total = import_tables(
         "from service.synopsis import Synopsis"
     )
@@ -313,7 +313,7 @@ def main() -> None:
         "## Start-up: `synopsis --help` and `synopsis search`\n\n"
         f"```sh\n{COMMAND}\n```\n\n{facts}\n\n{table}\n\n"
         f"Goals (median, on a 2-core machine):\n\n{goals}\n\n"
-        f"### What `synopsis --help` imports (`import service.edges.cli`, {cli_total:.2f} s)\n\n"
+        f"### What `synopsis --help` imports (`import service.cli`, {cli_total:.2f} s)\n\n"
         f"{cli_top}\n\n{cli_packages}\n\n"
         "### What `synopsis search` imports besides (`from service.synopsis import "
         f"Synopsis`, {search_total:.2f} s)\n\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from service.edges.cli import main
+from service.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 

@@ -52,7 +52,7 @@ from service.connections import connect_weaviate, ensure_stack, ollama_base_url
 from service.errors import LoaderError
 from service.settings import Settings
 from service.stack import LocalStack
-from service.stack.models import ensure_models
+from service.stack.model_files import ensure_models
 from service.stack.progress import silent
 from tests.support.corpus import PYTHON_DOCS, LoadedCorpus
 from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings

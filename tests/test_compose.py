@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from service.edges.api.crosssite import allowed_hosts, host_allowed
-from service.edges.api.security import check_bind, load_api_keys
+from service.api.crosssite import allowed_hosts, host_allowed
+from service.api.security import check_bind, load_api_keys
 from service.errors import ConfigurationError
 from service.settings import ENV_PREFIX, Settings
 

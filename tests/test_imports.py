@@ -128,7 +128,7 @@ def forbidden_imports(source: str, package: str) -> list[str]:
         ),
         ("loaders", "import splitters.base.errors\nfrom splitters.base import metadata", []),
         ("splitters.base", "from . import metadata\nfrom .markdown_syntax import Fence", []),
-        ("service.edges", "from loaders import load\nimport splitters\nimport service.errors", []),
+        ("service.api", "from loaders import load\nimport splitters\nimport service.errors", []),
         ("splitters", "from .base.errors import SplitterError\nfrom . import tokens", []),
         ("loaders", "import servicex\nimport loaders_extra\nimport re", []),
         ("splitters", "TEXT = 'import loaders'  # only a string", []),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from service.settings import Settings
-from service.stack.models import LOCAL_MODELS
+from service.stack.model_files import LOCAL_MODELS
 
 __all__ = ["models_line", "report_context"]
 

@@ -9,8 +9,8 @@ write goes out (`service/index/replication.py`; the default is one copy and no l
 
 The error rule: a weaviate-client error raised while talking to Weaviate becomes a
 `StoreError` that says what was being done and keeps the client's error as its cause
-(`store_errors`), so the edges see one kind of store failure, and the HTTP API still finds
-Weaviate's own refusal in the cause (`service.edges.api.exceptions.refusal_of`).
+(`store_errors`), so every edge sees one kind of store failure, and the HTTP API still finds
+Weaviate's own refusal in the cause (`service.api.exceptions.refusal_of`).
 """
 
 from __future__ import annotations

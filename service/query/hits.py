@@ -1,10 +1,10 @@
 """A search hit: the one definition of its fields, which every edge's form is made from.
 
 `Hit` is the core's hit. `HIT_FIELDS` lists its fields, in the order every edge gives
-them, each with its meaning (`HitField`); the edges derive their forms from it: the
+them, each with its meaning (`HitField`); each edge derives its form from it: the
 JSON of the CLI (`Hit.to_dict`), of the API and of the MCP `ask` tool
-(`service.edges.api.schemas.SearchHit`), and the metadata of the retrievers' Documents
-(`service.edges.hit_documents`, where `id` is the Document's id and `content` its
+(`service.api.schemas.SearchHit`), and the metadata of the retrievers' Documents
+(`service.retrievers.documents`, where `id` is the Document's id and `content` its
 `page_content`).
 
 Null and absent, the same everywhere: every edge gives every field of a hit, and a value

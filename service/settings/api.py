@@ -55,7 +55,7 @@ class ApiSettings(Section):
         "to anyone who reaches it).",
     )
     # A name not served is a 400, so a name of an attacker's that resolves to this machine
-    # (DNS rebinding) gets nothing (service/edges/api/crosssite.py).
+    # (DNS rebinding) gets nothing (service/api/crosssite.py).
     allowed_hosts: str = setting(
         "",
         "Host names the API answers to (comma-separated; `*.corp`: every name under corp, "

@@ -34,7 +34,7 @@ import httpx
 from service.errors import StackError
 from service.settings import Settings
 from service.stack.binaries import ollama_binary, weaviate_binary
-from service.stack.models import ensure_models
+from service.stack.model_files import ensure_models
 from service.stack.processes import ServerProcess
 from service.stack.progress import Progress, silent
 

@@ -20,7 +20,7 @@ __all__ = ["IN_PROCESS_URL", "free_port", "kill_group", "start_serve", "wait_hea
 SYNOPSIS = str(Path(sys.executable).with_name("synopsis"))
 #: The base URL of an in-process test client (`TestClient(app, base_url=IN_PROCESS_URL)`):
 #: a loopback name, which the API serves by default; Litestar's own, testserver.local, is
-#: not one (service/edges/api/crosssite.py).
+#: not one (service/api/crosssite.py).
 IN_PROCESS_URL = "http://127.0.0.1:8000"
 
 

@@ -20,8 +20,8 @@ import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 
+from service.api.exceptions import dependency_of
 from service.connections import connect_weaviate
-from service.edges.api.exceptions import dependency_of
 from service.errors import ModelError, StackError
 from service.models.embed import Embedder, ollama_embeddings
 from service.query.answer import answer_model

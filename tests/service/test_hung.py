@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from service.api import create_app
 from service.connections import connect_weaviate
-from service.edges.api import create_app
 from service.index.store import Store
 from service.settings import Settings
 from service.stack import LocalStack

@@ -23,8 +23,8 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
+from service.api import create_app
 from service.conversations import Conversation, ConversationStore
-from service.edges.api import create_app
 from service.errors import ConversationLimitError
 from service.index.records import SourceRecord, now
 from service.jobs import Job, JobFile, JobSpec, JobStore

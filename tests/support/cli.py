@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from click.testing import CliRunner
 
-from service.edges.cli import main
+from service.cli import main
 from service.settings import Settings
 from tests.support.models import model_env
 

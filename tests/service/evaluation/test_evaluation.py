@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from service.edges.cli import main
+from service.cli import main
 from service.errors import SynopsisError
 from service.evaluation import (
     BASELINES,

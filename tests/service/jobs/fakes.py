@@ -6,7 +6,7 @@ attempt and worker given, and gives the job's slot back when it writes an end) i
 dict. `ScriptedSynopsis` stands in for the core a job runs through: each URL job runs the
 function the test registered for its URL; a sync job runs the real sync over an in-memory
 registry and index (tests/service/sources/memory.py). The real Weaviate and ingest are the
-integration tests' (tests/service/edges/test_api_jobs.py).
+integration tests' (tests/service/api/test_api_jobs.py).
 """
 
 from __future__ import annotations

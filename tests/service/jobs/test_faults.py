@@ -28,8 +28,8 @@ import pytest
 from litestar.testing import TestClient
 
 from loaders import LoadOptions
+from service.api import create_app
 from service.connections import connect_weaviate
-from service.edges.api import create_app
 from service.index.store import Store
 from service.jobs import JobStore
 from service.jobs.execute import file_documents

@@ -285,7 +285,7 @@ def test_a_refusal_without_the_model_streams_its_answer_alone(
     refusal = Answer(
         text=DONT_KNOW, citations=[], llm_called=False, kind="refusal", missing_terms=missing
     )
-    # Nothing is drafted: the edges show the refusal's line as it is.
+    # Nothing is drafted: every edge shows the refusal's line as it is.
     assert list(answerer.stream(question, hits)) == [refusal]
 
     async def collect() -> list[str | Answer]:

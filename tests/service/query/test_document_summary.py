@@ -1,5 +1,5 @@
 """Document summaries: the outline, the reduce over groups, the grounding check and the
-cache, with a scripted chat model (the real model: tests/service/edges/test_cli_docs_summary.py)."""
+cache, with a scripted chat model (the real model: tests/service/cli/test_cli_docs_summary.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`HIT_FIELDS`, the one list of a hit's fields the edges are made from: it is `Hit`'s
+"""`HIT_FIELDS`, the one list of a hit's fields every edge is made from: it is `Hit`'s
 fields, in order, each with its meaning, whether every hit has it, its empty value and
-whether it is a time. Each edge's form of a hit: tests/service/edges/test_hit_fields.py."""
+whether it is a time. Each edge's form of a hit: tests/service/test_hit_fields.py."""
 
 from __future__ import annotations
 

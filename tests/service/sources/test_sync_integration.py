@@ -21,7 +21,7 @@ from prometheus_client import REGISTRY
 from weaviate.classes.config import Configure, DataType, Property
 
 from loaders import LoadOptions
-from service.edges.api import create_app
+from service.api import create_app
 from service.errors import SourceBusyError
 from service.index.schema import keyword_property, stored_text
 from service.ingest.locks import SourceLocks

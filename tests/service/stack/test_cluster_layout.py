@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from service.edges.cli import main
+from service.cli import main
 from service.settings import Settings
 from service.stack import ComponentStatus, LocalStack, StackStatus
 from service.stack.local import weaviate_env

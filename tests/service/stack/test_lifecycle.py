@@ -11,7 +11,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from service.edges.cli import main
+from service.cli import main
 from service.errors import PortInUseError
 from service.settings import Settings
 from service.stack import LocalStack

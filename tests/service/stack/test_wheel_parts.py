@@ -19,7 +19,7 @@ import pytest
 from service.errors import BuildError
 from service.settings import Settings
 from service.stack import wheel_parts
-from service.stack.models import (
+from service.stack.model_files import (
     LOCAL_MODELS,
     QWEN_CODER_0_5B,
     QWEN_CODER_1_5B,
