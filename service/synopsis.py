@@ -209,7 +209,7 @@ class Synopsis:
         client = connect_weaviate(settings)
         embedder = Embedder(
             ollama_embeddings(settings),
-            model=settings.models.embedding_model,
+            model=settings.models.embedding_identity,
             batch_size=settings.models.embedding_batch_size,
             query_batch_size=settings.models.query_embedding_batch_size,
         )

@@ -19,7 +19,7 @@ def models_line(settings: Settings) -> str:
     models = []
     for role, model in (
         ("summaries", settings.models.chat_model),
-        ("embeddings", settings.models.embedding_model),
+        ("embeddings", settings.models.embedding_identity),
     ):
         package = LOCAL_MODELS.get(model)
         origin = f" (PyPI {package.package} {package.version}" if package else ""

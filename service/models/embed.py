@@ -63,8 +63,12 @@ class OllamaEmbeddingModel(Embeddings):
         keep_alive: int = 1800,
         timeout: float = 120.0,
         query_timeout: float = 10.0,
+        max_tokens: int = 0,
     ) -> None:
         self.model = model
+        # Ollama embeds at most `num_ctx` tokens of a text (truncating the rest); one value
+        # for documents and queries, or it would load the model twice.
+        self.options = {"num_ctx": max_tokens} if max_tokens else None
         self.keep_alive = keep_alive
         self.timeout = timeout
         self.query_timeout = query_timeout
@@ -73,7 +77,9 @@ class OllamaEmbeddingModel(Embeddings):
         self._query_client = ollama.Client(host=base_url, timeout=query_timeout)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        response = self._client.embed(self.model, texts, keep_alive=self.keep_alive)
+        response = self._client.embed(
+            self.model, texts, options=self.options, keep_alive=self.keep_alive
+        )
         return [list(vector) for vector in response["embeddings"]]
 
     def embed_query(self, text: str) -> list[float]:
@@ -81,11 +87,15 @@ class OllamaEmbeddingModel(Embeddings):
 
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Query texts in one call, under the query deadline (`BatchQueryEmbeddings`)."""
-        response = self._query_client.embed(self.model, texts, keep_alive=self.keep_alive)
+        response = self._query_client.embed(
+            self.model, texts, options=self.options, keep_alive=self.keep_alive
+        )
         return [list(vector) for vector in response["embeddings"]]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        response = await self._async_client.embed(self.model, texts, keep_alive=self.keep_alive)
+        response = await self._async_client.embed(
+            self.model, texts, options=self.options, keep_alive=self.keep_alive
+        )
         return [list(vector) for vector in response["embeddings"]]
 
     async def aembed_query(self, text: str) -> list[float]:
@@ -104,6 +114,7 @@ def ollama_embeddings(settings: Settings) -> OllamaEmbeddingModel:
         keep_alive=1800,
         timeout=settings.deadlines.embedding_timeout,
         query_timeout=settings.deadlines.query_embedding_timeout,
+        max_tokens=settings.models.embedding_max_tokens,
     )
 
 

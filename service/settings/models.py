@@ -40,6 +40,13 @@ class ModelSettings(Section):
     embedding_model: str = setting(
         "all-minilm-l6-v2", "The Ollama embedding model, for documents and queries."
     )
+    # Measured in docs/eval.md ("Embedding at most 256 tokens").
+    embedding_max_tokens: int = setting(
+        0,
+        "Embed at most the first this many tokens of each text (Ollama's `num_ctx` for the "
+        "embedding model); 0: the model's own context. Part of the index's embedding identity: "
+        "changing it needs `synopsis reindex`.",
+    )
     embedding_batch_size: int = setting(32, "Document texts sent in one embedding call.")
     query_embedding_batch_size: int = setting(
         32,
@@ -53,9 +60,20 @@ class ModelSettings(Section):
     )
 
     def check(self) -> None:
+        if self.embedding_max_tokens < 0:
+            name = self.variables()["embedding_max_tokens"]
+            raise ConfigurationError(f"{name} must be 0 (the model's context) or more")
         if self.query_embedding_batch_size < 1:
             name = self.variables()["query_embedding_batch_size"]
             raise ConfigurationError(f"{name} must be at least 1")
+
+    @property
+    def embedding_identity(self) -> str:
+        """What made an index's vectors: the embedding model, and its token cap if any
+        (an index records it; another identity needs `synopsis reindex`)."""
+        if not self.embedding_max_tokens:
+            return self.embedding_model
+        return f"{self.embedding_model} (first {self.embedding_max_tokens} tokens)"
 
     @property
     def resolved_answer_model(self) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from service.errors import ModelError
-from service.models.embed import Embedder
+from service.errors import ConfigurationError, ModelError
+from service.models.embed import Embedder, OllamaEmbeddingModel, ollama_embeddings
+from service.settings import Settings
 
 
 class CharLimitEmbeddings(Embeddings):
@@ -81,3 +82,38 @@ def test_long_texts_are_sent_alone() -> None:
     vectors = Embedder(model, model="fake", solo_chars=40).embed_documents(texts)
     assert vectors == [[1.0, 1.0], [50.0, 1.0], [1.0, 1.0], [60.0, 1.0]]
     assert model.batches == [["a", "c"], ["b" * 50], ["d" * 60]]
+
+
+class _RecordingClient:
+    """Stands in for `ollama.Client`: records each `embed` call's keyword arguments."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, object]] = []
+
+    def embed(self, model: str, texts: list[str], **kwargs: object) -> dict[str, object]:
+        self.calls.append({"model": model, **kwargs})
+        return {"embeddings": [[0.0] for _ in texts]}
+
+
+@pytest.mark.parametrize(("max_tokens", "options"), [(0, None), (256, {"num_ctx": 256})])
+def test_the_token_cap_goes_to_every_embedding_call(
+    max_tokens: int, options: dict[str, int] | None
+) -> None:
+    model = OllamaEmbeddingModel(model="m", base_url="http://127.0.0.1:9", max_tokens=max_tokens)
+    documents, queries = _RecordingClient(), _RecordingClient()
+    model._client, model._query_client = documents, queries  # type: ignore[assignment]
+
+    model.embed_documents(["a", "b"])
+    model.embed_queries(["q"])
+
+    assert [call["options"] for call in documents.calls + queries.calls] == [options, options]
+
+
+def test_the_token_cap_is_part_of_the_embedding_identity() -> None:
+    plain = Settings()
+    capped = plain.with_overrides(embedding_max_tokens=256)
+    assert plain.models.embedding_identity == "all-minilm-l6-v2"
+    assert capped.models.embedding_identity == "all-minilm-l6-v2 (first 256 tokens)"
+    assert ollama_embeddings(capped).options == {"num_ctx": 256}
+    with pytest.raises(ConfigurationError, match="SYNOPSIS_EMBEDDING_MAX_TOKENS"):
+        plain.with_overrides(embedding_max_tokens=-1)
