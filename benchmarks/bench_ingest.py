@@ -41,7 +41,7 @@ from pathlib import Path
 
 from report import cpu_model, load_text, write_section
 
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 

@@ -44,7 +44,7 @@ from loaders import load
 from loaders.documents import SOURCE, TITLE
 from service.connections import connect_weaviate, ensure_stack
 from service.index.identity import chunk_id
-from service.ingest.pipeline import _chunk_hash, _headers
+from service.ingest.chunk_records import chunk_hash, chunk_headers
 from service.ingest.quality import QualityThresholds, validate_summary
 from service.ingest.summarize import Summarizer, SummaryRequest, chat_model, clean_for_prompt
 from service.settings import Settings
@@ -88,7 +88,7 @@ def sample_chunks(settings: Settings, per_corpus: int) -> None:
         unique: dict[str, Any] = {}
         for chunk in chunks:
             source = str(chunk.metadata[SOURCE])
-            digest = _chunk_hash(chunk)
+            digest = chunk_hash(chunk)
             unique.setdefault(str(chunk_id(source, digest)), (chunk, digest))
         drawn = random.Random(f"{SEED}:{corpus}").sample(sorted(unique), per_corpus)
         print(f"{corpus}: {len(unique)} chunks, {per_corpus} drawn", file=sys.stderr)
@@ -101,7 +101,7 @@ def sample_chunks(settings: Settings, per_corpus: int) -> None:
                     "content_hash": digest,
                     "source": str(chunk.metadata[SOURCE]),
                     "title": str(chunk.metadata.get(TITLE) or ""),
-                    "headers": _headers(chunk),
+                    "headers": chunk_headers(chunk),
                     "content": chunk.page_content,
                 }
             )

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from loaders import LoadOptions
     from service.conversations import Conversation, ConversationStore
     from service.ingest.attach import ReattachReport
-    from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
+    from service.ingest.pipeline import Ingestor
     from service.ingest.reindex import ReindexReport
+    from service.ingest.report import IngestEvent, IngestReport
     from service.ingest.resummarize import ResummarizeReport
     from service.ingest.summarize import Summarizer
     from service.query.answer import Answer, Answerer

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from service.ingest.pipeline import IngestEvent
+    from service.ingest.report import IngestEvent
 
 __all__ = ["err", "note", "print_event"]
 

@@ -25,28 +25,28 @@ it is done).
 With `leases`, each source is held from before its record is read until its summaries
 are attached (`service.ingest.locks`): a second ingest of the same source waits for the
 first rather than deciding what to delete from its half-written state.
+
+What an ingest reports: `service.ingest.report`; how a chunk becomes its stored record:
+`service.ingest.chunk_records`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import queue
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
 from loaders import LoadOptions, load
-from loaders.documents import CONTENT_HASH, CONTENT_TYPE, SOURCE, TITLE
+from loaders.documents import CONTENT_HASH, SOURCE, TITLE
 from service.errors import LoaderError, SourceBusyError
-from service.index.identifiers import extract_identifiers
-from service.index.identity import chunk_id, content_hash, summary_id
+from service.index.identity import content_hash, summary_id
 from service.index.interfaces import IngestStore
 from service.index.records import (
-    ChunkPlace,
     OriginalRecord,
     SourceRecord,
     StoredOriginal,
@@ -57,113 +57,26 @@ from service.index.records import (
 )
 from service.index.versions import VERSION, VERSION_GROUP, check_version, labelled
 from service.ingest.attach import attachments, summary_record, upgrade_context
+from service.ingest.chunk_records import (
+    chunk_headers,
+    chunk_place,
+    original_record,
+    settings_key,
+    unique_chunks,
+)
 from service.ingest.delete import finish_deletions
 from service.ingest.locks import Leases, SourceLocks
-from service.ingest.model_usage import ModelUsage
+from service.ingest.report import IngestEvent, IngestReport
 from service.ingest.summarize import Summarizer, SummaryRequest, SummaryResult
 from service.models.embed import Embedder
 from splitters import chunk_documents
-from splitters.base.metadata import ANCHOR, CHUNK_INDEX, HEADERS, PAGE_END, PAGE_START
 
-__all__ = ["IngestEvent", "IngestReport", "Ingestor", "settings_key"]
+__all__ = ["Ingestor"]
 
-#: "context": embedding each attached summary with its chunk (the `context` vector).
-STAGES = ("load", "split", "summarize", "embed", "context", "write")
 #: Summaries are embedded, written and attached in batches of this many as the model
 #: finishes them: a stopped ingest loses at most this many (fewer calls would each
 #: carry more; more would lose more).
 ATTACH_EVERY = 8
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestEvent:
-    """Progress of an ingest: a stage of one source, with counts where they apply."""
-
-    stage: str  # one of STAGES, "source" (a source finished), "error", "upgrade" (the
-    # index gains what this version stores: `Ingestor._upgrade_context`), or "wait": the
-    # model is still writing summaries, about twice a second — not progress, a chance
-    # for the caller to stop the ingest by raising from its callback; or "held": another
-    # ingest holds the source, this one waits for it (bounded by its own limit,
-    # SYNOPSIS_INGEST_LOCK_WAIT_SECONDS), about twice a second — alive, not stalled
-    source: str
-    message: str = ""
-    done: int = 0
-    total: int = 0
-    seconds: float = 0.0  # "summarize": the wall time of the last model call
-
-
-@dataclass(kw_only=True)
-class IngestReport:
-    """What an ingest did."""
-
-    sources: int = 0
-    unchanged_sources: int = 0
-    new_chunks: int = 0
-    unchanged_chunks: int = 0
-    deleted_chunks: int = 0
-    llm_calls: int = 0
-    cached_summaries: int = 0
-    retried_summaries: int = 0  # flagged by the guard, the stricter retry passed
-    extractive_summaries: int = 0  # flagged twice: the extractive fallback was stored
-    # Of those, flagged once and not retried: recent strict retries rarely passed
-    # (`service.ingest.retry_rate`).
-    unretried_summaries: int = 0
-    filtered_summaries: int = 0  # scored below the similarity threshold: not attached
-    slow_summary_calls: int = 0  # model calls over the summarizer's slow threshold
-    timed_out_summaries: int = 0  # every attempt timed out: the extractive one was stored
-    objects_written: int = 0
-    # What the model server reports of the summary calls: tokens and its own seconds.
-    model: ModelUsage = field(default_factory=ModelUsage)
-    failed: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
-    wall_seconds: float = 0.0
-
-    def summary_line(self) -> str:
-        """One line for the end of `synopsis ingest`."""
-        return (
-            f"{self.sources} sources ({self.unchanged_sources} unchanged): "
-            f"{self.new_chunks} new, {self.unchanged_chunks} unchanged, "
-            f"{self.deleted_chunks} deleted chunks; {self.llm_calls} LLM calls, "
-            f"{self.cached_summaries} cached summaries"
-            + (
-                f" ({self.retried_summaries} retried, {self.extractive_summaries} extractive"
-                + (
-                    f", {self.unretried_summaries} of them without a retry"
-                    if self.unretried_summaries
-                    else ""
-                )
-                + ")"
-                if self.retried_summaries or self.extractive_summaries
-                else ""
-            )
-            + (f", {self.filtered_summaries} filtered" if self.filtered_summaries else "")
-            + (f"; {self.slow_summary_calls} slow model calls" if self.slow_summary_calls else "")
-            + (
-                f"; {self.timed_out_summaries} summaries timed out (extractive stored; "
-                "SYNOPSIS_SUMMARY_TIMEOUT raises the limit, `synopsis resummarize --kind "
-                "extractive` redoes them)"
-                if self.timed_out_summaries
-                else ""
-            )
-            + f"; {self.wall_seconds:.1f} s"
-            + (f"; {len(self.failed)} sources failed" if self.failed else "")
-        )
-
-    def model_line(self) -> str:
-        """How much of the summarize stage the model itself computed, and its tokens per
-        call ("" when no call reported them)."""
-        usage = self.model
-        if not usage.calls:
-            return ""
-        stage = self.seconds.get("summarize", 0.0)
-        share = f" ({usage.busy_seconds / stage:.0%} of it)" if stage > 0 else ""
-        return (
-            f"summarize {stage:.1f} s: the model computing {usage.busy_seconds:.1f} s{share}; "
-            f"per call {usage.prompt_tokens / usage.calls:.0f} prompt tokens "
-            f"({usage.prompt_seconds / usage.calls:.2f} s), "
-            f"{usage.output_tokens / usage.calls:.0f} output tokens "
-            f"({usage.output_seconds / usage.calls:.2f} s), over {usage.calls} calls"
-        )
 
 
 @dataclass(kw_only=True)
@@ -348,7 +261,7 @@ class Ingestor:
             return None
 
         clock = time.perf_counter()
-        chunks = _unique_chunks(source, chunk_documents([document], max_tokens=self.max_tokens))
+        chunks = unique_chunks(source, chunk_documents([document], max_tokens=self.max_tokens))
         report.seconds["split"] += time.perf_counter() - clock
         if self.max_chunks and len(chunks) > self.max_chunks:
             # Each chunk costs a model call: refuse before anything of it is written.
@@ -374,13 +287,13 @@ class Ingestor:
 
         clock = time.perf_counter()
         vectors = self.embedder.embed_documents(
-            [indexed_text(_headers(chunks[cid]), chunks[cid].page_content) for cid in new]
+            [indexed_text(chunk_headers(chunks[cid]), chunks[cid].page_content) for cid in new]
         )
         report.seconds["embed"] += time.perf_counter() - clock
 
         clock = time.perf_counter()
         new_records = {
-            cid: _original(cid, chunks[cid], vector)
+            cid: original_record(cid, chunks[cid], vector)
             for cid, vector in zip(new, vectors, strict=True)
         }
         to_attach = [cid for cid in chunks if _summary_pending(stored.get(cid), wanted[cid])]
@@ -400,7 +313,7 @@ class Ingestor:
             self._locks.confirm(source)
         self.store.put_source_record(record)
         written = self.store.write_originals(list(new_records.values()))
-        places = {cid: _place(chunk) for cid, chunk in chunks.items() if cid in stored}
+        places = {cid: chunk_place(chunk) for cid, chunk in chunks.items() if cid in stored}
         self.store.update_unchanged(
             {cid: place for cid, place in places.items() if stored[cid].place != place}
         )
@@ -443,7 +356,9 @@ class Ingestor:
         if not to_attach:
             self._emit(IngestEvent(stage="source", source=source, message="complete"))
             return None
-        originals = [new_records.get(cid) or _original(cid, chunks[cid], []) for cid in to_attach]
+        originals = [
+            new_records.get(cid) or original_record(cid, chunks[cid], []) for cid in to_attach
+        ]
         return _PendingSource(record=record, originals=originals)
 
     def _attach_summaries(self, work: _PendingSource, report: IngestReport) -> None:
@@ -648,14 +563,6 @@ class Ingestor:
         return results
 
 
-def settings_key(
-    *, max_tokens: int, chat_model: str, prompt_version: str, embedding_model: str
-) -> str:
-    """What besides a source's content decides its chunks, summaries and vectors."""
-    parts = (str(max_tokens), chat_model, prompt_version, embedding_model)
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-
-
 def _summary_pending(stored: StoredOriginal | None, wanted: uuid.UUID) -> bool:
     return stored is None or stored.summary_id != str(wanted)
 
@@ -677,48 +584,3 @@ def _timed(
             return
         seconds[stage] += time.perf_counter() - clock
         yield document
-
-
-def _headers(chunk: Document) -> list[str]:
-    return list(chunk.metadata.get(HEADERS) or [])
-
-
-def _chunk_hash(chunk: Document) -> str:
-    """The chunk's identity: its header path and its text."""
-    return content_hash(header_path(_headers(chunk)) + "\n\n" + chunk.page_content)
-
-
-def _unique_chunks(source: str, chunks: Iterable[Document]) -> dict[uuid.UUID, Document]:
-    """Chunks by id, in order; an exact repeat (same headers and text) is kept once."""
-    unique: dict[uuid.UUID, Document] = {}
-    for chunk in chunks:
-        unique.setdefault(chunk_id(source, _chunk_hash(chunk)), chunk)
-    return unique
-
-
-def _place(chunk: Document) -> ChunkPlace:
-    """The position and section anchor of a chunk in its source."""
-    return ChunkPlace(int(chunk.metadata[CHUNK_INDEX]), str(chunk.metadata.get(ANCHOR) or ""))
-
-
-def _original(cid: uuid.UUID, chunk: Document, vector: list[float]) -> OriginalRecord:
-    """The stored record of `chunk` (its content vector: `vector`, empty if not known)."""
-    meta = chunk.metadata
-    return OriginalRecord(
-        id=cid,
-        source=str(meta[SOURCE]),
-        title=str(meta.get(TITLE) or ""),
-        headers=_headers(chunk),
-        chunk_index=int(meta[CHUNK_INDEX]),
-        content=chunk.page_content,
-        content_hash=_chunk_hash(chunk),
-        content_type=str(meta.get(CONTENT_TYPE) or ""),
-        identifiers=extract_identifiers(chunk.page_content),
-        page_start=meta.get(PAGE_START),
-        page_end=meta.get(PAGE_END),
-        anchor=str(meta.get(ANCHOR) or ""),
-        vector=vector,
-        version=str(meta.get(VERSION) or ""),
-        version_group=str(meta.get(VERSION_GROUP) or ""),
-        indexed_at=now(),
-    )

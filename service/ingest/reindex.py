@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from service.index.records import SummaryRecord, indexed_text, now
 from service.index.store import Store
 from service.ingest.attach import attachments, cosine_similarity
-from service.ingest.pipeline import settings_key
+from service.ingest.chunk_records import settings_key
 from service.models.embed import Embedder
 
 __all__ = ["ReindexReport", "reindex"]

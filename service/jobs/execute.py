@@ -15,7 +15,7 @@ from loaders import TITLE, LoadOptions
 from loaders.formats import convert
 from service.errors import LoaderError
 from service.index.versions import labelled
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.jobs.records import JobFile, JobSpec
 
 if TYPE_CHECKING:

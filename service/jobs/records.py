@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from service.ingest.pipeline import IngestEvent
+from service.ingest.report import IngestEvent
 
 __all__ = [
     "ACTIVE_STATES",

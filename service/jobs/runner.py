@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 from loaders import LoadOptions
 from service.errors import SynopsisError
 from service.index.records import now
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.jobs.execute import JobOutcome, run_spec
 from service.jobs.records import Job, JobState, ProgressTracker
 from service.jobs.store import JobStore

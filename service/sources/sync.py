@@ -60,7 +60,7 @@ from service.sources.web import scan_site, scan_sitemap
 from splitters.base.errors import LoaderError
 
 if TYPE_CHECKING:
-    from service.ingest.pipeline import IngestEvent, IngestReport
+    from service.ingest.report import IngestEvent, IngestReport
 
 __all__ = ["SyncIndex", "sync_source"]
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 from tests.support.corpus import CONTROLFLOW, CORE_PREFIX

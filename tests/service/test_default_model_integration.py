@@ -21,8 +21,8 @@ from collections.abc import Iterator
 import pytest
 
 from loaders import load
-from service.ingest.pipeline import IngestReport
 from service.ingest.quality import REASONS, QualityThresholds, validate_summary
+from service.ingest.report import IngestReport
 from service.ingest.summarize import clean_for_prompt
 from service.query.answer import DONT_KNOW
 from service.query.grounding import extractive_answer

@@ -22,7 +22,7 @@ from service.api import metrics
 from service.api.metrics import record_ingest, record_sync, reset_multiprocess_dir
 from service.api.request_ids import REQUEST_ID_HEADER
 from service.errors import StoreError
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.sources import SyncReport
 from tests.service.api.apps import client_over
 from tests.service.api.test_api import FakeSynopsis, _ollama, _ollama_ok

@@ -8,7 +8,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.api import create_app
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.answer import DONT_KNOW
 from service.settings import Settings
 from tests.service.serving import IN_PROCESS_URL

@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from service.api import create_app
 from service.connections import connect_weaviate
 from service.index.store import Store
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.jobs import JobStore
 from service.query.answer import DONT_KNOW
 from service.settings import Settings

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.answer import DONT_KNOW
 from service.query.grounding import extractive_answer
 from service.settings import Settings

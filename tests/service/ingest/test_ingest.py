@@ -21,7 +21,7 @@ from weaviate.classes.query import Filter
 
 from service.errors import ModelError, StoreError
 from service.index.store import Store
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.stack import LocalStack

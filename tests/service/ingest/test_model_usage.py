@@ -8,7 +8,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from service.ingest.model_usage import ModelUsage
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.ingest.summarize import Summarizer, SummaryRequest
 
 SECOND = 1_000_000_000  # Ollama reports nanoseconds

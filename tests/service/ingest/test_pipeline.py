@@ -9,8 +9,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.index.records import context_text
 from service.ingest.attach import reattach
-from service.ingest.pipeline import IngestEvent, Ingestor
+from service.ingest.pipeline import Ingestor
 from service.ingest.quality import QualityThresholds, extractive_summary
+from service.ingest.report import IngestEvent
 from service.ingest.resummarize import resummarize
 from service.ingest.summarize import Summarizer, clean_for_prompt
 from service.models.embed import Embedder

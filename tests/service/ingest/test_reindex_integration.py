@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis

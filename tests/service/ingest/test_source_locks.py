@@ -16,7 +16,8 @@ from langchain_core.documents import Document
 
 from service.errors import SourceBusyError
 from service.ingest.locks import SourceLocks, source_lease
-from service.ingest.pipeline import IngestEvent, Ingestor, IngestReport
+from service.ingest.pipeline import Ingestor
+from service.ingest.report import IngestEvent, IngestReport
 from tests.service.fake_leases import MemoryLeases
 from tests.service.fakes import MemoryStore
 from tests.service.ingest.test_pipeline import CHUNKS, PAGE, SOURCE, _ingestor

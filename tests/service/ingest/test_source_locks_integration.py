@@ -20,8 +20,9 @@ from langchain_core.documents import Document
 
 from service.errors import SourceBusyError
 from service.index.identity import content_hash
+from service.ingest.chunk_records import unique_chunks
 from service.ingest.locks import SourceLocks
-from service.ingest.pipeline import IngestEvent, IngestReport, _unique_chunks
+from service.ingest.report import IngestEvent, IngestReport
 from service.settings import Settings
 from service.synopsis import Synopsis
 from splitters import chunk_documents
@@ -123,7 +124,7 @@ def test_two_ingests_of_one_source_at_once_leave_one_version_and_no_orphan(
     [last] = [v for v in VERSIONS if content_hash(_document(v).page_content) == record.content_hash]
     # Exactly the chunks of the version written last: none of the other's left behind.
     split_last = chunk_documents([_document(last)], max_tokens=core.settings.ingest.max_tokens)
-    chunks = _unique_chunks(SOURCE, split_last)
+    chunks = unique_chunks(SOURCE, split_last)
     assert set(core.store.existing_originals(SOURCE)) == set(chunks)
     assert found.originals[SOURCE] == found.summaries[SOURCE] == record.chunks == len(chunks)
 

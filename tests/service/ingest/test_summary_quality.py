@@ -19,7 +19,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.index.records import SummaryRecord
 from service.ingest.attach import summary_record
-from service.ingest.pipeline import Ingestor, IngestReport, _original
+from service.ingest.chunk_records import original_record
+from service.ingest.pipeline import Ingestor
 from service.ingest.quality import (
     QualityThresholds,
     copied_share,
@@ -34,6 +35,7 @@ from service.ingest.quality import (
     salient_terms,
     validate_summary,
 )
+from service.ingest.report import IngestReport
 from service.ingest.summarize import (
     PROMPT_VERSION,
     STOP_SEQUENCES,
@@ -457,7 +459,7 @@ def test_the_ingest_writes_kind_and_reason_into_the_summary_record() -> None:
         metadata={"source": "controlflow.md", "headers": PASS_HEADERS, "chunk_index": 7},
     )
     record = summary_record(
-        _original(uuid.uuid4(), chunk, [1.0]),
+        original_record(uuid.uuid4(), chunk, [1.0]),
         SummaryResult(text="x", kind="extractive", reason="drift"),
         summary_id=uuid.uuid4(),
         vector=[1.0],
@@ -505,7 +507,7 @@ def test_cached_summaries_keep_their_kind_and_reason() -> None:
     )
     report = IngestReport()
     results = ingestor._summaries_for(
-        "controlflow.md", [_original(uuid.uuid4(), chunk, [])], report
+        "controlflow.md", [original_record(uuid.uuid4(), chunk, [])], report
     )
     assert [result for result, _vector in results] == [
         SummaryResult(text="cached", kind="extractive", reason="verbatim")

@@ -21,8 +21,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from loaders import load
-from service.ingest.pipeline import IngestReport
 from service.ingest.quality import REASONS, QualityThresholds, validate_summary
+from service.ingest.report import IngestReport
 from service.ingest.resummarize import resummarize
 from service.ingest.summarize import Summarizer, clean_for_prompt
 from service.settings import Settings

@@ -18,7 +18,7 @@ from typing import Any
 
 from loaders import LoadOptions
 from service.index.records import now
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.jobs.records import Job, JobSpec, JobState
 from service.sources import RegisteredSource, sync_source
 from tests.service.sources.memory import MemoryIndex, MemoryRegistry

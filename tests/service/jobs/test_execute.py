@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 
 from loaders import LoadOptions
 from service.index.versions import VERSION
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.jobs.execute import run_spec
 from service.jobs.records import JobFile, JobSpec
 from service.synopsis import Synopsis

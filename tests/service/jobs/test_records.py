@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.ingest.pipeline import IngestEvent
+from service.ingest.report import IngestEvent
 from service.jobs.records import JobFile, JobProgress, JobSpec, ProgressTracker
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from loaders import LoadOptions
 from service.errors import ConfigurationError
-from service.ingest.pipeline import IngestEvent, IngestReport
+from service.ingest.report import IngestEvent, IngestReport
 from service.jobs.queue import active_sync
 from service.jobs.records import Job, JobSpec
 from service.jobs.runner import JobRunner

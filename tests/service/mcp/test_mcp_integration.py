@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from loaders import load
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.mcp import INSTRUCTIONS, TOOL_NAMES
 from service.query.injection import CLOSE_TAG, DATA_NOTE
 from service.synopsis import Synopsis

@@ -9,7 +9,7 @@ import pytest
 
 from loaders import load
 from service.index.records import header_path
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.context import ContextRequest
 from service.query.search import search_request
 from service.synopsis import Synopsis

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from service.index.records import OriginalRecord, SummaryRecord, indexed_text
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.search import Mode, SearchRequest
 from service.synopsis import Synopsis
 from tests.support.corpus import CONTROLFLOW

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from service.ingest.pipeline import IngestReport
+from service.ingest.report import IngestReport
 from service.query.search import SearchRequest
 from service.retrievers.in_process import SummaryRetriever
 from service.synopsis import Synopsis

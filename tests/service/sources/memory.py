@@ -16,15 +16,16 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.errors import SourceExistsError, SourceNotFoundError, StoreError
 from service.ingest.delete import delete_source
-from service.ingest.pipeline import Ingestor, IngestReport
+from service.ingest.pipeline import Ingestor
 from service.ingest.relabel import relabel_source
+from service.ingest.report import IngestReport
 from service.ingest.summarize import Summarizer
 from service.models.embed import Embedder
 from service.sources import RegisteredSource, SourceKind
 from tests.service.fakes import MemoryStore
 
 if TYPE_CHECKING:
-    from service.ingest.pipeline import IngestEvent
+    from service.ingest.report import IngestEvent
 
 
 class MemoryIndex:
