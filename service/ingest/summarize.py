@@ -1,9 +1,9 @@
 """One summary per chunk, written by the chat model with the chunk's header hierarchy.
 
-The prompt sends a cleaned view of the chunk (link targets, images, HTML remnants and
-extra whitespace removed, code kept) after its header path, given once as
-"Topic: A › B"; the stored original is untouched. Calls run concurrently up to a
-bound, each with a timeout, retried with backoff on transient errors; a chunk that
+The prompt (`service.ingest.prompts`) sends a cleaned view of the chunk (link targets,
+images, HTML remnants and extra whitespace removed, code kept) after its header path,
+given once as "Topic: A › B"; the stored original is untouched. Calls run concurrently
+up to a bound, each with a timeout, retried with backoff on transient errors; a chunk that
 keeps failing raises a `ModelError` that names it.
 
 With a guard (`QualityThresholds`), every summary is validated
@@ -32,12 +32,8 @@ from langchain_ollama import ChatOllama
 from service.connections import close_ollama_clients, ollama_chat
 from service.errors import ConfigurationError, ModelError
 from service.ingest.model_usage import ModelUsage
-from service.ingest.quality import (
-    QualityThresholds,
-    chunk_identifiers,
-    extractive_summary,
-    validate_summary,
-)
+from service.ingest.prompts import PROMPT_VERSION, PROMPTS, prompt_messages
+from service.ingest.quality import QualityThresholds, extractive_summary, validate_summary
 from service.ingest.retry_rate import RetryRate
 from service.settings import Settings
 from splitters.base.markdown_syntax import iter_segments
@@ -46,10 +42,7 @@ _log = logging.getLogger(__name__)
 
 __all__ = [
     "CLEANING_VERSION",
-    "PROMPT_VERSION",
     "STOP_SEQUENCES",
-    "STRICT_SYSTEM_PROMPT",
-    "SYSTEM_PROMPT",
     "Summarizer",
     "SummaryRequest",
     "SummaryResult",
@@ -59,10 +52,6 @@ __all__ = [
     "strip_preamble",
 ]
 
-#: The default prompt's version (`Settings.summaries.prompt_version` names one of `PROMPTS`).
-#: Bump when a system prompt changes.
-PROMPT_VERSION = "v2"
-
 #: The revision of `clean_for_prompt`, which every prompt version shares. A summary records
 #: both (`Summarizer.prompt_version`, e.g. "v2+c2") and both are part of its id, so when the
 #: cleaning changes what a model sees, stale summaries are found and replaced.
@@ -70,60 +59,6 @@ PROMPT_VERSION = "v2"
 #: inline code are no longer taken for HTML tags, and footnote links (`[[1]](…)`) lose
 #: their targets like other links.
 CLEANING_VERSION = "c2"
-
-SYSTEM_PROMPT = (
-    "You summarize one section of technical documentation for a search index. "
-    "Write one short paragraph (at most three sentences) that says what the section "
-    "explains and names the functions, statements, classes or options it covers. "
-    "Use the section title's words. No preamble, no list, no heading."
-)
-
-#: Written for what a reader searches for: the task the section helps with, in a
-#: reader's words, then the names it covers (docs/eval.md compares it with v2).
-RETRIEVAL_SYSTEM_PROMPT = (
-    "You write search keys for one section of technical documentation. In at most three "
-    "sentences, say what a reader can do with this section, as a reader would ask it "
-    "(for example: how to change a default, why an error appears), and name the "
-    "functions, statements, classes or options it covers. No preamble, no list, no heading."
-)
-
-#: doc2query-style: the questions the section answers, in a reader's words, which is what
-#: the field measured to help keyword and vector search when the model is capable
-#: (docs/eval.md compares it with v2).
-QUESTIONS_SYSTEM_PROMPT = (
-    "You write the questions that one section of technical documentation answers, for a "
-    "search index. Write three or four questions that a reader would ask and that this "
-    "section answers, in a reader's own words, one per line. Name the functions, "
-    "statements, classes or options involved exactly as the text spells them. Ask only "
-    "what the section itself answers. No preamble, no numbering, no heading."
-)
-
-#: v2's summary sentence, then the questions it answers (docs/eval.md).
-SUMMARY_QUESTIONS_SYSTEM_PROMPT = (
-    "You write search keys for one section of technical documentation. First, one sentence "
-    "that says what the section explains and names the functions, statements, classes or "
-    "options it covers. Then two questions that a reader would ask and that this section "
-    "answers, in a reader's own words. Say only what the section itself says. No preamble, "
-    "no list, no heading."
-)
-
-#: The system prompt of each prompt version (`Settings.summaries.prompt_version`).
-PROMPTS = {
-    PROMPT_VERSION: SYSTEM_PROMPT,
-    "v3-retrieval": RETRIEVAL_SYSTEM_PROMPT,
-    "v4-questions": QUESTIONS_SYSTEM_PROMPT,
-    "v5-summary-questions": SUMMARY_QUESTIONS_SYSTEM_PROMPT,
-}
-
-#: The retry prompt for a summary the guard flagged.
-STRICT_SYSTEM_PROMPT = (
-    "You summarize one section of technical documentation for a search index. "
-    "Write at most three sentences in your own words: never copy sentences from the "
-    "text, never repeat a sentence, and write no labels such as 'Topic:' or 'Section:'. "
-    "Say only what the text says: no name, number, date or function it does not mention. "
-    "Say what the section explains and name the statements, functions or classes it is "
-    "about, exactly as the text spells them."
-)
 
 #: Generation stops at chat-template tokens, runs of blank lines, and a new label line
 #: (the model starting to write another "section"). The scaffolding detector catches a
@@ -374,24 +309,14 @@ class Summarizer:
         """The prompt for one chunk: the header path once ("Topic: A › B"), then the chunk.
 
         The strict variant (the guard's retry) has a sterner system prompt and names the
-        identifiers the summary should mention.
+        identifiers the summary should mention (`service.ingest.prompts`).
         """
-        topic = " › ".join(request.headers) or "(untitled)"
-        body = clean_for_prompt(request.content)
-        if not strict:
-            return [
-                SystemMessage(content=PROMPTS[self.prompt_name]),
-                HumanMessage(content=f"Topic: {topic}\n\n{body}"),
-            ]
-        names = chunk_identifiers(body, limit=6)
-        mention = f" Mention: {', '.join(names)}." if names else ""
-        return [
-            SystemMessage(content=STRICT_SYSTEM_PROMPT),
-            HumanMessage(
-                content=f"Topic: {topic}\n\n{body}\n\n"
-                f"In your own words, what does this text explain?{mention}"
-            ),
-        ]
+        return prompt_messages(
+            request.headers,
+            clean_for_prompt(request.content),
+            prompt_version=self.prompt_name,
+            strict=strict,
+        )
 
     async def asummarize_checked(self, request: SummaryRequest) -> SummaryResult:
         """Summarize one chunk under the guard: validate, retry strictly once, fall back.

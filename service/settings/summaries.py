@@ -12,7 +12,7 @@ from service.settings.fields import Section, setting
 
 __all__ = ["PROMPT_VERSIONS", "PromptVersion", "SummarySettings"]
 
-#: The summary prompts (`summary_prompt_version`; their texts: service/ingest/summarize.py,
+#: The summary prompts (`summary_prompt_version`; their texts: service/ingest/prompts.py,
 #: `PROMPTS`, whose keys are exactly these).
 PromptVersion = Literal["v2", "v3-retrieval", "v4-questions", "v5-summary-questions"]
 PROMPT_VERSIONS: tuple[PromptVersion, ...] = typing.get_args(PromptVersion)
@@ -40,7 +40,7 @@ class SummarySettings(Section):
     )
     prompt_version: PromptVersion = setting(
         "v2",
-        "The summary prompt (service/ingest/summarize.py); part of each summary's id.",
+        "The summary prompt (service/ingest/prompts.py); part of each summary's id.",
     )
     min_similarity: float = setting(
         0.0,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from service.errors import ConfigurationError, SynopsisError
-from service.ingest.summarize import PROMPTS
+from service.ingest.prompts import PROMPTS
 from service.query.modes import MODES
 from service.settings import PROMPT_VERSIONS, TOPICS, Settings
 

@@ -21,12 +21,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from service.errors import ConfigurationError, ModelError
+from service.ingest.prompts import PROMPT_VERSION, PROMPTS, RETRIEVAL_SYSTEM_PROMPT, SYSTEM_PROMPT
 from service.ingest.quality import QualityThresholds
 from service.ingest.summarize import (
-    PROMPT_VERSION,
-    PROMPTS,
-    RETRIEVAL_SYSTEM_PROMPT,
-    SYSTEM_PROMPT,
     Summarizer,
     SummaryRequest,
     SummaryTimeoutError,

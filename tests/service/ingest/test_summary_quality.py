@@ -21,6 +21,7 @@ from service.index.records import SummaryRecord
 from service.ingest.attach import summary_record
 from service.ingest.chunk_records import original_record
 from service.ingest.pipeline import Ingestor
+from service.ingest.prompts import PROMPT_VERSION, STRICT_SYSTEM_PROMPT, SYSTEM_PROMPT
 from service.ingest.quality import (
     QualityThresholds,
     copied_share,
@@ -37,10 +38,7 @@ from service.ingest.quality import (
 )
 from service.ingest.report import IngestReport
 from service.ingest.summarize import (
-    PROMPT_VERSION,
     STOP_SEQUENCES,
-    STRICT_SYSTEM_PROMPT,
-    SYSTEM_PROMPT,
     Summarizer,
     SummaryRequest,
     SummaryResult,
