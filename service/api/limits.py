@@ -10,12 +10,9 @@ Litestar's `request_max_body_size` (HTTP 413), set app-wide from `api_max_body_b
 from __future__ import annotations
 
 from service.errors import RequestLimitError
-from service.settings import Settings
+from service.settings import ANSWER_MAX_K, Settings
 
-__all__ = ["ANSWER_MAX_K", "check_answer_limits", "check_crawl_limits", "check_search_limits"]
-
-#: An answer cites at most this many passages, whatever `api_max_k` says.
-ANSWER_MAX_K = 20
+__all__ = ["check_answer_limits", "check_crawl_limits", "check_search_limits"]
 
 
 def _check_text(text: str, field: str, settings: Settings) -> None:

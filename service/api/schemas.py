@@ -14,7 +14,7 @@ from service.query.context import ContextRequest, Expand, Passage, candidates_fo
 from service.query.hits import HIT_FIELDS, Hit
 from service.query.modes import Mode
 from service.query.search import SearchRequest, search_request
-from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, Settings
+from service.settings import ANSWER_MAX_K, MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, Settings
 
 __all__ = [
     "AnswerToken",
@@ -244,7 +244,9 @@ class AskRequestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """A question answered from the indexed documents only."""
 
     question: Text
-    k: Annotated[int, msgspec.Meta(ge=1, le=20, extra={"setting": "api_max_k"})] | None = None
+    k: (
+        Annotated[int, msgspec.Meta(ge=1, le=ANSWER_MAX_K, extra={"setting": "api_max_k"})] | None
+    ) = None
     max_vector_distance: Distance | None = None
     version: VersionFilter | None = None
     # Server-sent events instead of one JSON body (`POST /ask`'s description).

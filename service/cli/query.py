@@ -11,7 +11,7 @@ from service.cli import session
 from service.cli.defaults import default_of
 from service.cli.output import note
 from service.query.modes import MODES
-from service.settings import Settings
+from service.settings import ANSWER_MAX_K, Settings
 
 if TYPE_CHECKING:  # the heavy modules load only in the commands that need them
     from service.query.answer import Answer
@@ -148,7 +148,7 @@ def search(
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(1, 20),
+    type=click.IntRange(1, ANSWER_MAX_K),
     default=None,
     help=f"Passages to retrieve (default {default_of('search_k')}).",
 )

@@ -11,7 +11,7 @@ by the names their variables have (`SYNOPSIS_JOBS_WORKERS`).
 
 from __future__ import annotations
 
-from service.settings.answers import AnswerSettings
+from service.settings.answers import ANSWER_MAX_K, AnswerSettings
 from service.settings.api import ApiSettings
 from service.settings.api_limits import MAX_K, ApiLimits
 from service.settings.composed import TOPICS, Settings
@@ -36,6 +36,7 @@ from service.settings.summaries import PROMPT_VERSIONS, PromptVersion, SummarySe
 from service.settings.urls import UrlSettings
 
 __all__ = [
+    "ANSWER_MAX_K",
     "CONSISTENCY_LEVELS",
     "ENV_PREFIX",
     "LOADER_LIMITS",

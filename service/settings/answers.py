@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from service.errors import ConfigurationError
 from service.settings.fields import Section, setting
 
-__all__ = ["AnswerSettings"]
+__all__ = ["ANSWER_MAX_K", "AnswerSettings"]
+
+#: An answer cites at most this many passages (`ask --k`, `POST /ask`'s `k`), whatever
+#: `SYNOPSIS_API_MAX_K` says.
+ANSWER_MAX_K = 20
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.errors import ConfigurationError
+from service.settings.answers import ANSWER_MAX_K
 from service.settings.fields import Section, setting
 
 __all__ = ["MAX_K", "ApiLimits"]
@@ -26,7 +27,7 @@ class ApiLimits(Section):
         4000, "Characters of a search query or a question, at most (400 beyond)."
     )
     max_k: int = setting(
-        100, "Hits of one search, at most 100 (an answer cites at most 20 passages)."
+        100, f"Hits of one search, at most 100 (an answer cites at most {ANSWER_MAX_K} passages)."
     )
     max_body_bytes: int = setting(1_048_576, "Bytes of a JSON request body, at most (413 beyond).")
     llm_workers: int = setting(
