@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 import weaviate
-from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.config import DataType, Property
 from weaviate.classes.query import Filter
 
 from service.conversations.records import Conversation, Turn
@@ -27,6 +27,9 @@ __all__ = ["ConversationStore"]
 class ConversationStore(RecordCollection):
     """Reads and writes conversations through one Weaviate client."""
 
+    collection = "Conversations"
+    description = "Synopsis: conversations of the HTTP API"
+
     def __init__(
         self,
         client: weaviate.WeaviateClient,
@@ -36,30 +39,19 @@ class ConversationStore(RecordCollection):
         per_owner: int = 0,
         retry_after: int = 60,
     ) -> None:
-        super().__init__(client, f"{prefix}Conversations", replication)
+        super().__init__(client, prefix=prefix, replication=replication)
         # At most `per_owner` conversations per key (0: no cap), one slot each.
         self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
         self.per_owner = per_owner
         self.retry_after = retry_after
 
-    def _create(self) -> None:
-        self.client.collections.create(
-            self.name,
-            description="Synopsis: conversations of the HTTP API",
-            vector_config=Configure.Vectors.self_provided(),
-            replication_config=self.replication.config(),
-            properties=[
-                keyword_property("owner"),
-                Property(name="created_at", data_type=DataType.DATE),
-                Property(name="updated_at", data_type=DataType.DATE),
-                stored_text("turns"),
-            ],
-        )
-
-    def drop(self) -> None:
-        """Delete the collection (tests and explicit resets only)."""
-        self.client.collections.delete(self.name)
-        self._ensured = False
+    def properties(self) -> list[Property]:
+        return [
+            keyword_property("owner"),
+            Property(name="created_at", data_type=DataType.DATE),
+            Property(name="updated_at", data_type=DataType.DATE),
+            stored_text("turns"),
+        ]
 
     def create(self, conversation: Conversation) -> None:
         """Store a new conversation; `ConversationLimitError` when its owner has

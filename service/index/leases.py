@@ -20,14 +20,12 @@ import datetime as dt
 import uuid
 from typing import Any
 
-import weaviate
-from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.config import DataType, Property
 from weaviate.classes.query import Filter
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.index.identity import NAMESPACE
 from service.index.records import now
-from service.index.replication import Replication
 from service.index.schema import RecordCollection, keyword_property
 
 __all__ = ["LEASE_SETTLE_SECONDS", "LeaseStore", "lease_id"]
@@ -45,35 +43,18 @@ def lease_id(name: str) -> uuid.UUID:
 class LeaseStore(RecordCollection):
     """Takes, renews, reads and releases leases through one Weaviate client."""
 
-    def __init__(
-        self,
-        client: weaviate.WeaviateClient,
-        *,
-        prefix: str = "",
-        replication: Replication | None = None,
-    ) -> None:
-        super().__init__(client, f"{prefix}Leases", replication)
+    collection = "Leases"
+    description = "Synopsis: leases (an ingest's hold on a source)"
 
-    def _create(self) -> None:
-        self.client.collections.create(
-            self.name,
-            description="Synopsis: leases (an ingest's hold on a source)",
-            vector_config=Configure.Vectors.self_provided(),
-            replication_config=self.replication.config(),
-            properties=[
-                keyword_property("name"),
-                keyword_property("kind"),  # the name's first line: source, jobs, …
-                keyword_property("group"),  # leases counted together (`Slots`)
-                keyword_property("holder"),
-                Property(name="taken_at", data_type=DataType.DATE),
-                Property(name="expires_at", data_type=DataType.DATE),
-            ],
-        )
-
-    def drop(self) -> None:
-        """Delete the collection (tests and explicit resets only)."""
-        self.client.collections.delete(self.name)
-        self._ensured = False
+    def properties(self) -> list[Property]:
+        return [
+            keyword_property("name"),
+            keyword_property("kind"),  # the name's first line: source, jobs, …
+            keyword_property("group"),  # leases counted together (`Slots`)
+            keyword_property("holder"),
+            Property(name="taken_at", data_type=DataType.DATE),
+            Property(name="expires_at", data_type=DataType.DATE),
+        ]
 
     def take(self, name: str, *, holder: str, seconds: float, group: str = "") -> bool:
         """Write a lease on `name` for `holder` unless another holder's is running: True

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import weaviate
-from weaviate.classes.config import DataType, Property, Tokenization
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
@@ -31,6 +31,8 @@ from service.index.replication import Replication
 
 __all__ = [
     "USABLE_TIMEOUT_SECONDS",
+    "RecordCollection",
+    "create_records",
     "ensure_collection",
     "keyword_property",
     "stored_text",
@@ -52,6 +54,25 @@ def stored_text(name: str) -> Property:
     """A text property that is only read back: no BM25, no filter (JSON, reasons, ids)."""
     return Property(
         name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False
+    )
+
+
+def create_records(
+    client: weaviate.WeaviateClient,
+    name: str,
+    *,
+    description: str,
+    properties: list[Property],
+    replication: Replication,
+) -> None:
+    """Create a collection of the service's own records (no vectors; copies and
+    consistency as `replication` says)."""
+    client.collections.create(
+        name,
+        description=description,
+        vector_config=Configure.Vectors.self_provided(),
+        replication_config=replication.config(),
+        properties=properties,
     )
 
 
@@ -93,14 +114,22 @@ def wait_usable(
 
 class RecordCollection:
     """One collection of the service's own records (leases, conversations, registered
-    sources): its name, how it is read and written under the replication settings, and
-    its creation once per instance (`_create`, defined by each store)."""
+    sources): its name (`prefix` + `collection`), how it is read and written under the
+    replication settings, and its creation once per instance from `description` and
+    `properties()`, defined by each store."""
+
+    collection: ClassVar[str]
+    description: ClassVar[str]
 
     def __init__(
-        self, client: weaviate.WeaviateClient, name: str, replication: Replication | None
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
     ) -> None:
         self.client = client
-        self.name = name
+        self.name = f"{prefix}{self.collection}"
         self.replication = replication or Replication()
         self._ensured = False
 
@@ -112,6 +141,10 @@ class RecordCollection:
     def _writes(self) -> Collection[Any, Any]:
         return self.replication.for_writes(self.client.collections.use(self.name))
 
+    def properties(self) -> list[Property]:
+        """The collection's properties when it is created."""
+        raise NotImplementedError
+
     def ensure_schema(self) -> None:
         """Create the collection unless it exists (once per instance; safe in parallel)."""
         if not self._ensured:
@@ -119,4 +152,15 @@ class RecordCollection:
             self._ensured = True
 
     def _create(self) -> None:
-        raise NotImplementedError
+        create_records(
+            self.client,
+            self.name,
+            description=self.description,
+            properties=self.properties(),
+            replication=self.replication,
+        )
+
+    def drop(self) -> None:
+        """Delete the collection (tests and explicit resets only)."""
+        self.client.collections.delete(self.name)
+        self._ensured = False

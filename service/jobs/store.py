@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import weaviate
-from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.config import DataType, Property, Tokenization
 from weaviate.classes.query import Filter, Sort
 from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError
@@ -34,7 +34,12 @@ from service.index.identity import NAMESPACE
 from service.index.leases import LeaseStore
 from service.index.records import now
 from service.index.replication import Replication
-from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.index.schema import (
+    create_records,
+    ensure_collection,
+    keyword_property,
+    stored_text,
+)
 from service.index.slots import Slots
 from service.jobs.records import ACTIVE_STATES, JOB_STATES, Job, JobProgress, JobSpec, JobState
 
@@ -82,11 +87,11 @@ class JobStore:
         ensure_collection(self.client, self.claims_name, self._create_claims)
 
     def _create_jobs(self) -> None:
-        self.client.collections.create(
+        create_records(
+            self.client,
             self.jobs_name,
             description="Synopsis: ingest jobs of the HTTP API",
-            vector_config=Configure.Vectors.self_provided(),
-            replication_config=self.replication.config(),
+            replication=self.replication,
             properties=[
                 keyword_property("job_id"),
                 keyword_property("state"),
@@ -111,11 +116,11 @@ class JobStore:
         )
 
     def _create_claims(self) -> None:
-        self.client.collections.create(
+        create_records(
+            self.client,
             self.claims_name,
             description="Synopsis: one object per claimed job attempt",
-            vector_config=Configure.Vectors.self_provided(),
-            replication_config=self.replication.config(),
+            replication=self.replication,
             properties=[keyword_property("job_id"), keyword_property("worker")],
         )
 

@@ -11,13 +11,11 @@ import json
 import uuid
 from typing import Any
 
-import weaviate
-from weaviate.classes.config import Configure, DataType, Property
+from weaviate.classes.config import DataType, Property
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.errors import SourceExistsError, SourceNotFoundError
 from service.index.identity import NAMESPACE
-from service.index.replication import Replication
 from service.index.schema import RecordCollection, keyword_property, stored_text
 from service.sources.records import RegisteredSource, SyncReport
 
@@ -33,34 +31,22 @@ def _id(name: str) -> uuid.UUID:
 class SourceRegistry(RecordCollection):
     """Reads and writes registered sources through one Weaviate client."""
 
-    def __init__(
-        self,
-        client: weaviate.WeaviateClient,
-        *,
-        prefix: str = "",
-        replication: Replication | None = None,
-    ) -> None:
-        super().__init__(client, f"{prefix}RegisteredSources", replication)
+    collection = "RegisteredSources"
+    description = "Synopsis: registered sources that `synopsis sources sync` keeps in sync"
 
-    def _create(self) -> None:
-        self.client.collections.create(
-            self.name,
-            description="Synopsis: registered sources that `synopsis sources sync` keeps in sync",
-            vector_config=Configure.Vectors.self_provided(),
-            replication_config=self.replication.config(),
-            properties=[
-                keyword_property("name"),
-                keyword_property("kind"),
-                stored_text("location"),
-                Property(name="crawl_depth", data_type=DataType.INT),
-                Property(name="max_pages", data_type=DataType.INT),
-                Property(name="created_at", data_type=DataType.DATE),
-                Property(name="synced_at", data_type=DataType.DATE),
-                stored_text("last_report"),
-                stored_text("pages"),
-                *_ADDED_PROPERTIES,
-            ],
-        )
+    def properties(self) -> list[Property]:
+        return [
+            keyword_property("name"),
+            keyword_property("kind"),
+            stored_text("location"),
+            Property(name="crawl_depth", data_type=DataType.INT),
+            Property(name="max_pages", data_type=DataType.INT),
+            Property(name="created_at", data_type=DataType.DATE),
+            Property(name="synced_at", data_type=DataType.DATE),
+            stored_text("last_report"),
+            stored_text("pages"),
+            *_ADDED_PROPERTIES,
+        ]
 
     def ensure_schema(self) -> None:
         """Create the collection unless it exists, and add the properties newer than an
@@ -83,11 +69,6 @@ class SourceRegistry(RecordCollection):
     def exists(self) -> bool:
         """Whether the collection exists (no source was ever registered when it does not)."""
         return self._ensured or bool(self.client.collections.exists(self.name))
-
-    def drop(self) -> None:
-        """Delete the collection (tests and explicit resets only)."""
-        self.client.collections.delete(self.name)
-        self._ensured = False
 
     def add(self, source: RegisteredSource) -> None:
         """Register `source`; `SourceExistsError` when its name is taken."""
