@@ -21,7 +21,7 @@ import httpx
 
 from splitters.base.errors import LoaderError
 
-__all__ = ["ACCEPT_ENCODING", "read_body"]
+__all__ = ["ACCEPT_ENCODING", "content_type", "read_body"]
 
 #: The `Accept-Encoding` every loader request sends: the codings `read_body` decodes.
 ACCEPT_ENCODING = "gzip, deflate"
@@ -34,6 +34,18 @@ def _decompressor(coding: str, first: bytes) -> zlib._Decompress:
     # "deflate" is meant to be zlib-wrapped, but some servers send raw deflate.
     wrapped = len(first) >= 2 and first[0] & 0x0F == 8 and int.from_bytes(first[:2]) % 31 == 0
     return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+
+def content_type(response: httpx.Response) -> tuple[str, str | None]:
+    """The response's media type (lower case, "" when not declared) and the charset its
+    `Content-Type` declares, if any."""
+    media_type, _, params = response.headers.get("content-type", "").partition(";")
+    charset = None
+    for param in params.split(";"):
+        key, _, value = param.strip().partition("=")
+        if key.lower() == "charset":
+            charset = value.strip("\"' ")
+    return media_type.strip().lower(), charset
 
 
 def read_body(

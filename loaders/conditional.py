@@ -26,7 +26,7 @@ from urllib.robotparser import RobotFileParser
 import httpx
 from langchain_core.documents import Document
 
-from loaders.bodies import read_body
+from loaders.bodies import content_type, read_body
 from loaders.crawl import (
     _content_type,
     _get,
@@ -149,17 +149,12 @@ def fetch_page(
                     deadline=deadline,
                     seconds=options.fetch_deadline,
                 )
-                media_type, _, params = response.headers.get("content-type", "").partition(";")
-                charset = None
-                for param in params.split(";"):
-                    key, _, value = param.strip().partition("=")
-                    if key.lower() == "charset":
-                        charset = value.strip("\"' ")
+                media_type, charset = content_type(response)
                 return FetchedPage(
                     url=current,
                     status=status,
                     data=body,
-                    media_type=media_type.strip().lower(),
+                    media_type=media_type,
                     charset=charset,
                     etag=response.headers.get("etag", ""),
                     last_modified=response.headers.get("last-modified", ""),

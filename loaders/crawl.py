@@ -37,7 +37,7 @@ import httpx
 from langchain_core.documents import Document
 
 from loaders.addresses import AddressPolicy
-from loaders.bodies import ACCEPT_ENCODING, read_body
+from loaders.bodies import ACCEPT_ENCODING, content_type, read_body
 from loaders.deadlines import deadline_client, deadline_passed, fetch_deadline
 from loaders.documents import DOCX, HTML, MARKDOWN, PDF, TEXT
 from loaders.encoding import decode_text
@@ -265,13 +265,8 @@ def _fetch(
                     deadline=deadline,
                     seconds=options.fetch_deadline,
                 )
-                media_type, _, params = response.headers.get("content-type", "").partition(";")
-                charset = None
-                for param in params.split(";"):
-                    key, _, value = param.strip().partition("=")
-                    if key.lower() == "charset":
-                        charset = value.strip("\"' ")
-                return _Response(current, media_type.strip().lower(), charset, body)
+                media_type, charset = content_type(response)
+                return _Response(current, media_type, charset, body)
         except httpx.TimeoutException as exc:
             if not deadline_passed(deadline):
                 raise LoaderError(
