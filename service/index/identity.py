@@ -1,10 +1,12 @@
-"""Deterministic identities of chunks and summaries (see ARCHITECTURE.md, "Identity").
+"""Deterministic identities of chunks and summaries.
 
-chunk id   = uuid5(namespace, source_id + chunk content hash)
-summary id = uuid5(namespace, chunk id + model + prompt version)
+chunk id   = uuid5(NAMESPACE, source_id + chunk content hash)
+summary id = uuid5(NAMESPACE, chunk id + model + prompt version)
 
 Re-ingesting an unchanged source therefore yields the same ids, which is what makes
-ingestion idempotent.
+ingestion idempotent: an unchanged chunk is not written again and its summary is not
+asked for again; a summary written by another model or prompt version gets another id,
+so a stale one is found and replaced (docs/summary-quality.md, "Recorded fallback").
 """
 
 from __future__ import annotations
