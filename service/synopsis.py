@@ -251,7 +251,7 @@ class Synopsis:
     ) -> IngestReport:
         """Load, split, summarize, embed and store `sources` (default options: the
         settings', crawl depth 0), their chunks labelled `version` (empty: none)."""
-        from service.models.captions import load_options
+        from service.ingest.load_options import load_options
 
         options = options or load_options(self.settings)
         return self._ingestor(on_event).ingest(sources, options=options, version=version)
@@ -623,8 +623,8 @@ class Synopsis:
         saw; returns it with its report. Held as an ingest holds a source, so that no two
         processes sync one registered source at once: `SourceBusyError` while another
         sync of it runs. `SourceNotFoundError` when no source is registered as `name`."""
+        from service.ingest.load_options import load_options
         from service.ingest.locks import SourceLocks
-        from service.models.captions import load_options
         from service.sources import sync_source
 
         registry = self.registered_sources

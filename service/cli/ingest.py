@@ -22,7 +22,7 @@ __all__ = ["chunk", "ingest"]
 def _load_options(
     settings: Settings, crawl_depth: int | None, max_pages: int | None
 ) -> LoadOptions:
-    from service.models.captions import load_options
+    from service.ingest.load_options import load_options
 
     return load_options(settings, crawl_depth=crawl_depth, max_pages=max_pages)
 

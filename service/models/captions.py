@@ -10,14 +10,16 @@ ships no vision model, so by default images are only counted (`image_count`).
 from __future__ import annotations
 
 import base64
-import dataclasses
 
 import ollama
 from langchain_core.messages import HumanMessage
 
-from loaders import LoadOptions
 from service.connections import ollama_chat
 from service.errors import ConfigurationError, ModelError
+
+# `load_options` moved to `service.ingest.load_options`; this name stays until the HTTP
+# API's job wiring (the last caller) imports it from there.
+from service.ingest.load_options import load_options
 from service.settings import Settings
 
 __all__ = ["CAPTION_PROMPT", "OllamaCaptioner", "load_options"]
@@ -83,19 +85,3 @@ class OllamaCaptioner:
                 "or unset it to only count PDF images"
             )
         self._checked = True
-
-
-def load_options(
-    settings: Settings, *, crawl_depth: int | None = None, max_pages: int | None = None
-) -> LoadOptions:
-    """Loader options from the settings: the crawl's extent, the limits on what a source
-    may expand to (`settings.loader_limits`); with a `vision_model`, PDF images are captioned."""
-    captioner = OllamaCaptioner(settings) if settings.models.vision_model else None
-    limits = dataclasses.asdict(settings.loader_limits)
-    return LoadOptions(
-        crawl_depth=settings.urls.crawl_depth if crawl_depth is None else crawl_depth,
-        max_pages=settings.urls.max_pages if max_pages is None else max_pages,
-        fetch_deadline=settings.urls.fetch_deadline,
-        captioner=captioner,
-        **limits,
-    )

@@ -24,9 +24,9 @@ from loaders import LoadOptions
 from service.api import create_app
 from service.errors import SourceBusyError
 from service.index.schema import keyword_property, stored_text
+from service.ingest.load_options import load_options
 from service.ingest.locks import SourceLocks
 from service.jobs import SCHEDULE_OWNER, JobRunner, JobStore, SyncScheduler
-from service.models.captions import load_options
 from service.settings import Settings
 from service.sources import (
     RegisteredSource,
