@@ -28,7 +28,7 @@ from report import cpu_model, load_text, write_section
 
 from service.evaluation.metrics import first_relevant_rank, mrr_at, recall_at, unique_hits
 from service.evaluation.questions import Expectation, Query
-from service.query.answer import answer_model
+from service.models.chat import answer_model
 from service.query.rewrite import QueryRewriter, RewriteMethod
 from service.query.search import search_request
 from service.settings import Settings

@@ -27,7 +27,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from stored_answers import hit_from, load_records, save_records
 
 from service.connections import close_ollama_clients
-from service.query.answer import DONT_KNOW, SYSTEM_PROMPT, answer_model
+from service.models.chat import answer_model
+from service.query.answer import DONT_KNOW, SYSTEM_PROMPT
 from service.query.injection import fence
 from service.settings import Settings
 

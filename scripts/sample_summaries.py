@@ -46,7 +46,8 @@ from service.connections import connect_weaviate, ensure_stack
 from service.index.identity import chunk_id
 from service.ingest.chunk_records import chunk_hash, chunk_headers
 from service.ingest.quality import QualityThresholds, validate_summary
-from service.ingest.summarize import Summarizer, SummaryRequest, chat_model, clean_for_prompt
+from service.ingest.summarize import Summarizer, SummaryRequest, clean_for_prompt
+from service.models.chat import chat_model
 from service.settings import Settings
 from splitters import chunk_documents
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any
 from urllib.parse import urlsplit
 
 import weaviate
@@ -17,15 +17,11 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.progress import Progress, silent
 
-if TYPE_CHECKING:
-    from langchain_ollama import ChatOllama
-
 __all__ = [
     "close_ollama_clients",
     "connect_weaviate",
     "ensure_stack",
     "ollama_base_url",
-    "ollama_chat",
 ]
 
 
@@ -98,36 +94,6 @@ def connect_weaviate(settings: Settings) -> weaviate.WeaviateClient:
         # The client's message spans lines; the CLI shows errors as one line.
         detail = " ".join(str(exc).split())
         raise StackError(f"cannot connect to Weaviate at {where}: {detail}") from exc
-
-
-def ollama_chat(
-    settings: Settings,
-    *,
-    max_tokens: int,
-    stop: Sequence[str] = (),
-    model: str | None = None,
-    timeout: float,
-) -> ChatOllama:
-    """A chat model behind the configured Ollama (the settings' chat model unless
-    `model` names another, e.g. the vision model): deterministic, at most `max_tokens`
-    per reply. Every chat model shares one context size, so Ollama loads each once.
-
-    `timeout` bounds each wait on the server (connecting, each read: the whole reply, or
-    each part of a streamed one), so a hung server fails the call rather than holding it.
-    """
-    from langchain_ollama import ChatOllama  # only commands that write or answer need it
-
-    return ChatOllama(
-        model=model or settings.models.chat_model,
-        base_url=settings.resolved_ollama_url,
-        temperature=0.0,
-        num_predict=max_tokens,
-        repeat_penalty=1.15,
-        num_ctx=settings.models.chat_context_tokens,
-        stop=list(stop) or None,
-        keep_alive=1800,
-        client_kwargs={"timeout": timeout},
-    )
 
 
 def close_ollama_clients(model: object, loop: asyncio.AbstractEventLoop | None = None) -> None:

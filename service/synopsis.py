@@ -112,7 +112,8 @@ class Synopsis:
         """The summarizer (built from the settings on first use unless one was given)."""
         if self._summarizer is None:
             from service.ingest.quality import QualityThresholds
-            from service.ingest.summarize import Summarizer, chat_model
+            from service.ingest.summarize import Summarizer
+            from service.models.chat import chat_model
 
             settings = self.settings
             self._summarizer = Summarizer(
@@ -133,7 +134,8 @@ class Synopsis:
     def answerer(self) -> Answerer:
         """The answerer (built from the settings on first use)."""
         if self._answerer is None:
-            from service.query.answer import Answerer, answer_model
+            from service.models.chat import answer_model
+            from service.query.answer import Answerer
 
             self._answerer = Answerer(
                 answer_model(self.settings),
@@ -148,7 +150,7 @@ class Synopsis:
     def document_summarizer(self) -> DocumentSummarizer:
         """The document summarizer (the answer model's; built on first use)."""
         if self._document_summarizer is None:
-            from service.query.answer import answer_model
+            from service.models.chat import answer_model
             from service.query.document_summary import DocumentSummarizer
 
             self._document_summarizer = DocumentSummarizer(
@@ -163,7 +165,7 @@ class Synopsis:
     def rewriter(self) -> QueryRewriter:
         """The follow-up rewriter (the answer model's, when it uses one; built on first use)."""
         if self._rewriter is None:
-            from service.query.answer import answer_model
+            from service.models.chat import answer_model
             from service.query.rewrite import QueryRewriter
 
             method = self.settings.conversations.rewrite

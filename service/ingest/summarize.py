@@ -27,27 +27,23 @@ from dataclasses import dataclass
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_ollama import ChatOllama
 
-from service.connections import close_ollama_clients, ollama_chat
+from service.connections import close_ollama_clients
 from service.errors import ConfigurationError, ModelError
 from service.ingest.model_usage import ModelUsage
 from service.ingest.prompts import PROMPT_VERSION, PROMPTS, prompt_messages
 from service.ingest.quality import QualityThresholds, extractive_summary, validate_summary
 from service.ingest.retry_rate import RetryRate
-from service.settings import Settings
 from splitters.base.markdown_syntax import iter_segments
 
 _log = logging.getLogger(__name__)
 
 __all__ = [
     "CLEANING_VERSION",
-    "STOP_SEQUENCES",
     "Summarizer",
     "SummaryRequest",
     "SummaryResult",
     "SummaryTimeoutError",
-    "chat_model",
     "clean_for_prompt",
     "strip_preamble",
 ]
@@ -59,11 +55,6 @@ __all__ = [
 #: inline code are no longer taken for HTML tags, and footnote links (`[[1]](…)`) lose
 #: their targets like other links.
 CLEANING_VERSION = "c2"
-
-#: Generation stops at chat-template tokens, runs of blank lines, and a new label line
-#: (the model starting to write another "section"). The scaffolding detector catches a
-#: label at the very start.
-STOP_SEQUENCES = ("<|im_end|>", "<|im_start|>", "\n\n\n", "\nTopic:", "\nSection:", "\nHeader ")
 
 # Link text may hold one level of brackets: a footnote reference is "[[1]](target)".
 _LINK = re.compile(
@@ -91,16 +82,6 @@ _PREAMBLE = re.compile(
     r"summary[^:\n]*[:.]\s*|summary\s*:\s*|\*\*summary\*\*\s*:?\s*)",
     re.IGNORECASE,
 )
-
-
-def chat_model(settings: Settings) -> ChatOllama:
-    """The configured chat model behind Ollama, set up for short, deterministic summaries."""
-    return ollama_chat(
-        settings,
-        max_tokens=settings.summaries.max_tokens,
-        stop=STOP_SEQUENCES,
-        timeout=settings.summaries.timeout,
-    )
 
 
 def clean_for_prompt(markdown: str) -> str:

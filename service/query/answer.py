@@ -42,15 +42,14 @@ from typing import Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, BaseMessageChunk, HumanMessage, SystemMessage
-from langchain_ollama import ChatOllama
 
-from service.connections import close_ollama_clients, ollama_chat
+from service.connections import close_ollama_clients
 from service.errors import ModelError
 from service.index.identifiers import extract_identifiers
 from service.query.grounding import Grounding, check_grounding, extractive_answer
 from service.query.injection import fence, without_instructions
 from service.query.search import Hit
-from service.settings import AnswerSettings, Settings
+from service.settings import AnswerSettings
 
 __all__ = [
     "ANSWER_KINDS",
@@ -59,7 +58,6 @@ __all__ = [
     "Answer",
     "AnswerKind",
     "Answerer",
-    "answer_model",
     "missing_terms",
     "named_terms",
     "passage_text",
@@ -85,22 +83,8 @@ SYSTEM_PROMPT = (
 # Node.js (a trailing full stop is sentence punctuation and is dropped).
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.\-]*")
 _SENTENCE_END = re.compile(r"[.?!:;]\s*$")
-_TEMPLATE_ENDS = ("<|im_end|>", "<|im_start|>")
 _PRONOUNS = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
 _REFUSAL = re.compile(r"^\W*i\s+don['\u2019]?t\s+know\b", re.IGNORECASE)
-
-
-def answer_model(settings: Settings) -> ChatOllama:
-    """The answer model (`answer_model`, else the chat model) set up for answers:
-    deterministic, up to `answer_max_tokens`, stopped only by the chat template's end
-    tokens."""
-    return ollama_chat(
-        settings,
-        max_tokens=settings.answers.max_tokens,
-        stop=_TEMPLATE_ENDS,
-        model=settings.models.resolved_answer_model,
-        timeout=settings.deadlines.answer_timeout,
-    )
 
 
 @dataclass(frozen=True, kw_only=True)

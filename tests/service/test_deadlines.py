@@ -23,8 +23,8 @@ from langchain_core.messages import HumanMessage
 from service.api.exceptions import dependency_of
 from service.connections import connect_weaviate
 from service.errors import ModelError, StackError
+from service.models.chat import answer_model
 from service.models.embed import Embedder, ollama_embeddings
-from service.query.answer import answer_model
 from service.settings import Settings
 
 #: What a call may take beyond its deadline (a thread start, the client's set-up).

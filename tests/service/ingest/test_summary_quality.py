@@ -38,11 +38,9 @@ from service.ingest.quality import (
 )
 from service.ingest.report import IngestReport
 from service.ingest.summarize import (
-    STOP_SEQUENCES,
     Summarizer,
     SummaryRequest,
     SummaryResult,
-    chat_model,
     clean_for_prompt,
 )
 from service.settings import Settings
@@ -357,12 +355,6 @@ def test_the_prompt_gives_the_header_path_once_without_scaffolding_labels() -> N
         "In your own words, what does this text explain? Mention: MyEmptyClass, initlog, pass."
     )
     assert PROMPT_VERSION == "v2"
-
-
-def test_the_chat_model_has_stop_sequences_and_bounded_output() -> None:
-    model = chat_model(Settings())
-    assert model.stop == list(STOP_SEQUENCES)
-    assert (model.num_predict, model.repeat_penalty, model.temperature) == (120, 1.15, 0.0)
 
 
 # -- retry, then fallback ------------------------------------------------------------------

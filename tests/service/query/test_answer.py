@@ -20,13 +20,11 @@ from service.query.answer import (
     SYSTEM_PROMPT,
     Answer,
     Answerer,
-    answer_model,
     missing_terms,
     named_terms,
 )
 from service.query.grounding import Grounding, extractive_answer
 from service.query.search import Hit
-from service.settings import Settings
 from tests.service.query.chat_models import ScriptedStreamModel
 
 
@@ -329,12 +327,6 @@ def test_a_model_failure_while_streaming_is_a_model_error() -> None:
     model = RecordingChatModel(error=ollama.ResponseError("model not loaded", 500))
     with pytest.raises(ModelError):
         list(Answerer(model, model_name="fake").stream("How do I count?", HITS))
-
-
-def test_the_answer_model_is_its_own_setting() -> None:
-    assert answer_model(Settings()).model == "qwen2.5-coder-0.5b-instruct"
-    model = answer_model(Settings().with_overrides(answer_model="qwen2.5:3b", answer_max_tokens=99))
-    assert (model.model, model.num_predict, model.num_ctx) == ("qwen2.5:3b", 99, 4096)
 
 
 # -- instructions to the model inside a passage ------------------------------------------
