@@ -16,7 +16,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
-from litestar.params import JSONBody, SkipValidation
+from litestar.params import FromPath, JSONBody, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from service.api.bodies import strict_body
@@ -129,7 +129,10 @@ class ConversationController(Controller):
         responses=error_responses(400, 401, 404, 503),
     )
     async def read(
-        self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, conversation_id: str
+        self,
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        conversation_id: FromPath[str],
     ) -> ConversationView:
         """The conversation's kept turns, oldest first; 404 for another key's."""
         found = await _owned(request, synopsis, conversation_id)
@@ -147,7 +150,7 @@ class ConversationController(Controller):
         request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
         llm_work: LlmWorkDependency,
-        conversation_id: str,
+        conversation_id: FromPath[str],
         data: JSONBody[MessageBody],
     ) -> MessageResponse:
         """Answer `question` as a follow-up of the conversation's earlier turns: it is
@@ -175,7 +178,10 @@ class ConversationController(Controller):
         responses=error_responses(400, 401, 404, 503),
     )
     async def remove(
-        self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, conversation_id: str
+        self,
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        conversation_id: FromPath[str],
     ) -> DeletedConversation:
         """Delete the conversation and its turns; 404 for another key's."""
         found = await _owned(request, synopsis, conversation_id)

@@ -30,7 +30,7 @@ from litestar.openapi.spec import (
     RequestBody,
     Schema,
 )
-from litestar.params import Parameter, SkipValidation
+from litestar.params import FromPath, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders.addresses import AddressPolicy
@@ -450,7 +450,7 @@ class DocumentController(Controller):
         synopsis: SynopsisDependency,
         llm_work: LlmWorkDependency,
         jobs: JobStoreDependency,
-        source: str,
+        source: FromPath[str],
         limit: Annotated[int, Parameter(ge=1, le=200, description="Chunks per page.")] = 50,
         offset: Annotated[
             int,
@@ -509,7 +509,7 @@ class DocumentController(Controller):
         responses=error_responses(400, 401, 403, 404, 409, 503),
     )
     async def delete_document(
-        self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, source: str
+        self, request: Request[Any, Any, Any], synopsis: SynopsisDependency, source: FromPath[str]
     ) -> DeletedSource:
         """Remove one source; 404 when it is not indexed (percent-encode it, as for GET),
         409 while an ingest of it runs."""

@@ -14,7 +14,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import Parameter, SkipValidation
+from litestar.params import FromPath, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders import LoadOptions
@@ -202,7 +202,7 @@ class JobController(Controller):
         responses=error_responses(400, 401, 403, 404, 503),
     )
     async def get_job(
-        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: FromPath[str]
     ) -> JobView:
         """The job; 404 when there is none with this id for this key."""
         job = await asyncio.to_thread(job_queue.get, caller_id(request), job_id)
@@ -216,7 +216,7 @@ class JobController(Controller):
         responses=error_responses(400, 401, 403, 404, 409, 503),
     )
     async def cancel_job(
-        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: FromPath[str]
     ) -> JobView:
         """A queued job is cancelled at once; a running one stops at its next step (what it
         wrote stays consistent: ingestion is idempotent per source). 409 when it ended."""
@@ -231,7 +231,7 @@ class JobController(Controller):
         responses=error_responses(400, 401, 403, 404, 409, 429, 503),
     )
     async def retry_job(
-        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: str
+        self, request: Request[Any, Any, Any], job_queue: JobQueueDependency, job_id: FromPath[str]
     ) -> Response[JobView]:
         """Queue a new attempt; it converges, as ingestion is idempotent. 409 otherwise."""
         job = await asyncio.to_thread(job_queue.retry, caller_id(request), job_id)

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody, Parameter, SkipValidation
+from litestar.params import FromPath, JSONBody, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
 
 from loaders.addresses import AddressPolicy
@@ -291,7 +291,9 @@ class RegisteredSourceController(Controller):
         guards=[require_read],
         responses=error_responses(401, 404, 503),
     )
-    async def get_source(self, synopsis: SynopsisDependency, name: str) -> RegisteredSourceView:
+    async def get_source(
+        self, synopsis: SynopsisDependency, name: FromPath[str]
+    ) -> RegisteredSourceView:
         """The source; 404 when none is registered under `name`."""
         source = await asyncio.to_thread(synopsis.registered_sources.require, name)
         return RegisteredSourceView.from_source(source)
@@ -308,7 +310,7 @@ class RegisteredSourceController(Controller):
         data: JSONBody[SourceEdit],
         request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
-        name: str,
+        name: FromPath[str],
     ) -> RegisteredSourceView:
         """As `synopsis sources edit`: the source as it is now; 400 naming the field at
         fault (a group without a version, an interval under a minute), 404 when none is
@@ -334,7 +336,7 @@ class RegisteredSourceController(Controller):
     async def remove(
         self,
         synopsis: SynopsisDependency,
-        name: str,
+        name: FromPath[str],
         keep_documents: Annotated[
             bool,
             Parameter(description="Keep its pages in the index (only forget the registration)."),
@@ -360,7 +362,7 @@ class RegisteredSourceController(Controller):
         request: Request[Any, Any, Any],
         synopsis: SynopsisDependency,
         job_queue: JobQueueDependency,
-        name: str,
+        name: FromPath[str],
     ) -> Response[JobView]:
         """202 with the queued job and `Location: /jobs/{id}`: follow it there (its `report`
         is the sync's, as `GET /sources` shows it afterwards). 404 when none is registered

@@ -4,6 +4,7 @@ real stack (test_api_fuzz.py) checks the same against every route; these pin eac
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, cast
 
 import pytest
@@ -199,3 +200,11 @@ def test_a_hits_fields_are_described_by_what_the_core_says_they_mean(
     assert {spec.name: properties[spec.name].get("description") for spec in HIT_FIELDS} == {
         spec.name: spec.meaning for spec in HIT_FIELDS
     }
+
+
+def test_every_parameter_is_declared_in_litestars_current_style() -> None:
+    # A path parameter declared by inference (`name: str`) is deprecated in Litestar 2.25:
+    # `FromPath[...]` names it a path parameter.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
