@@ -49,7 +49,7 @@ from service.index.records import SourceChunk, SourceRecord
 from service.index.versions import VERSION_PATTERN, check_version
 from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
-from service.query.document_summary import DocumentSummary
+from service.query.document_summary import DocumentSummary, SummaryStyle
 from service.settings import Settings
 from service.synopsis import Synopsis
 
@@ -441,6 +441,7 @@ class DocumentController(Controller):
         operation_id="getDocument",
         summary="One source and a page of its chunks with their summaries",
         guards=[require_read],
+        # 409 and 429: a path that asks for a document's summary (`get_document_summary`).
         responses=error_responses(400, 401, 404, 409, 429, 503),
     )
     async def get_document(
@@ -461,31 +462,19 @@ class DocumentController(Controller):
                 "10,000 per query).",
             ),
         ] = 0,
-        style: Annotated[
-            Literal["brief", "detailed"],
-            Parameter(description="Only for `/documents/{source}/summary`: its length."),
-        ] = "brief",
+        # `getDocumentSummary`'s, which this handler serves (`get_document_summary`).
+        style: Annotated[SummaryStyle, Parameter(include_in_schema=False)] = "brief",
     ) -> DocumentDetail | DocumentSummaryView:
         """The source's record and chunks in document order; 404 when it is not indexed.
 
-        Put the source in the path percent-encoded (`/documents/https%3A%2F%2F…`).
-
-        `/documents/{source}/summary` is a summary of the whole document instead, written
-        from its chunks' summaries by the answer model on first request, then cached
-        until the document changes (`DocumentSummaryView`); 409 while its ingest is
-        still writing summaries. It counts against the key's share of model calls, as
-        `POST /ask` (429 past it).
+        Put the source in the path percent-encoded (`/documents/https%3A%2F%2F…`). A path
+        that names no source but ends in `/summary` is the whole document's summary
+        (`GET /documents/{source}/summary`); a source whose own name ends so is shown itself.
         """
         name = _source_name(request, source)
         record = await asyncio.to_thread(synopsis.source, name)
         if record is None and name.endswith(SUMMARY_SUFFIX):
-            summary = await llm_work.run(
-                caller_id(request),
-                synopsis.document_summary,
-                name.removesuffix(SUMMARY_SUFFIX),
-                style=style,
-            )
-            return DocumentSummaryView.from_summary(summary)
+            return await _document_summary(request, synopsis, llm_work, name, style)
         if record is None:
             raise NotFoundException(detail=f"{name} is not indexed")
         chunks, total = await asyncio.to_thread(
@@ -499,6 +488,36 @@ class DocumentController(Controller):
             limit=limit,
             offset=offset,
         )
+
+    # Litestar hands every GET under /documents/ to `get_document` (a `path` parameter
+    # takes the rest of the path, `/summary` included), which serves a summary path with
+    # `_document_summary`: this route is the operation's own entry in the OpenAPI document.
+    @get(
+        "/{source:path}/summary",
+        operation_id="getDocumentSummary",
+        summary="A summary of the whole document, written by the answer model",
+        guards=[require_read],
+        responses=error_responses(400, 401, 404, 409, 429, 503),
+    )
+    async def get_document_summary(
+        self,
+        *,
+        request: Request[Any, Any, Any],
+        synopsis: SynopsisDependency,
+        llm_work: LlmWorkDependency,
+        source: FromPath[str],
+        style: Annotated[SummaryStyle, Parameter(description="Its length.")] = "brief",
+    ) -> DocumentSummaryView:
+        """A summary of the whole document, written from its chunks' summaries by the
+        answer model on first request, then cached until the document changes; 404 when
+        it is not indexed, 409 while its ingest is still writing summaries. It counts
+        against the key's share of model calls, as `POST /ask` (429 past it).
+
+        Put the source in the path percent-encoded, as for `GET /documents/{source}`; a
+        source whose own name ends in `/summary` is shown there, not summarized.
+        """
+        name = _source_name(request, source)
+        return await _document_summary(request, synopsis, llm_work, name, style)
 
     @delete(
         "/{source:path}",
@@ -518,6 +537,23 @@ class DocumentController(Controller):
         if originals == summaries == 0:
             raise NotFoundException(detail=f"{name} is not indexed")
         return DeletedSource(source=name, originals=originals, summaries=summaries)
+
+
+async def _document_summary(
+    request: Request[Any, Any, Any],
+    synopsis: Synopsis,
+    llm_work: LlmWork,
+    name: str,
+    style: SummaryStyle,
+) -> DocumentSummaryView:
+    """The summary `GET /documents/{name}` asks for (`name` ends in `/summary`)."""
+    summary = await llm_work.run(
+        caller_id(request),
+        synopsis.document_summary,
+        name.removesuffix(SUMMARY_SUFFIX),
+        style=style,
+    )
+    return DocumentSummaryView.from_summary(summary)
 
 
 def _source_name(request: Request[Any, Any, Any], path_value: str) -> str:

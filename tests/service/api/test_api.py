@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, cast
 from urllib.parse import quote
 
@@ -32,7 +32,9 @@ from service.errors import (
     SynopsisError,
 )
 from service.index.records import SourceRecord
+from service.jobs.store import JobStore
 from service.query.answer import DONT_KNOW, Answer, Answerer
+from service.query.document_summary import DocumentSummary
 from service.query.grounding import Grounding, extractive_answer
 from service.query.search import Hit, SearchRequest
 from service.settings import Settings
@@ -745,6 +747,88 @@ def test_a_document_path_that_is_not_utf8_is_400(
     assert fake.calls == []
 
 
+class _NoJobsWritten(JobStore):
+    """A job store in which no job wrote any source."""
+
+    def __init__(self) -> None:  # no Weaviate: `last_jobs` is all a document read asks
+        pass
+
+    def last_jobs(self, sources: Sequence[str]) -> dict[str, str]:
+        return {}
+
+
+class SummarizingSynopsis(FakeSynopsis):
+    """Indexes RECORD's source and `notes/summary`, a source whose own name ends so."""
+
+    def source(self, source: str) -> SourceRecord | None:
+        self._call(f"source {source}")
+        indexed = [RECORD, dataclasses.replace(RECORD, source="notes/summary")]
+        return next((record for record in indexed if record.source == source), None)
+
+    def source_chunks(self, source: str, *, limit: int, offset: int) -> tuple[list[Any], int]:
+        self._call(f"source_chunks {source}")
+        return [], 0
+
+    def document_summary(self, source: str, *, style: str = "brief") -> DocumentSummary:
+        self._call(f"document_summary {source} {style}")
+        return DocumentSummary(
+            source=source,
+            title="Tutorial",
+            text="Loops with range().",
+            kind="generated",
+            sections=3,
+            llm_calls=1,
+            cached=False,
+            model="fake",
+            style=style,  # type: ignore[arg-type]
+            support=1.0,
+        )
+
+
+@pytest.mark.parametrize(
+    ("path", "calls"),
+    [
+        (
+            "/documents/docs%2Ftutorial.md/summary?style=detailed",
+            ["source docs/tutorial.md/summary", "document_summary docs/tutorial.md detailed"],
+        ),
+        (
+            "/documents/docs/tutorial.md/summary",
+            ["source docs/tutorial.md/summary", "document_summary docs/tutorial.md brief"],
+        ),
+        # A source whose own name ends in /summary is shown itself, not summarized.
+        ("/documents/notes%2Fsummary", ["source notes/summary", "source_chunks notes/summary"]),
+        (
+            "/documents/notes%2Fsummary/summary",
+            ["source notes/summary/summary", "document_summary notes/summary brief"],
+        ),
+    ],
+)
+def test_a_path_ending_in_summary_is_the_summary_of_the_source_before_it(
+    path: str, calls: list[str]
+) -> None:
+    fake = SummarizingSynopsis()
+    with _client(fake) as client:
+        client.app.state.jobs = _NoJobsWritten()
+        response = client.get(path)
+    assert response.status_code == 200, response.text
+    summarized = calls[-1].startswith("document_summary")
+    body = response.json()
+    source = body["source"] if summarized else body["document"]["source"]
+    assert source == calls[-1].split()[1]
+    assert ("summary" in body, "chunks" in body) == (summarized, not summarized)
+    assert fake.calls == calls
+
+
+def test_a_summary_style_that_is_not_one_is_400() -> None:
+    fake = SummarizingSynopsis()
+    with _client(fake) as client:
+        client.app.state.jobs = _NoJobsWritten()
+        response = client.get("/documents/docs%2Ftutorial.md/summary?style=long")
+    assert (response.status_code, response.json()["field"]) == (400, "style")
+    assert fake.calls == []
+
+
 def test_stats(client: TestClient[Any]) -> None:
     response = client.get("/stats")
     assert (response.status_code, response.json()) == (
@@ -875,6 +959,8 @@ def test_every_operation_has_an_operation_id(client: TestClient[Any]) -> None:
         ("DELETE", "/sources/{name}"): "removeSource",
         ("POST", "/sources/{name}/sync"): "syncSource",
         ("GET", "/documents"): "listDocuments",
+        ("GET", "/documents/{source}"): "getDocument",
+        ("GET", "/documents/{source}/summary"): "getDocumentSummary",
         ("DELETE", "/documents/{source}"): "deleteDocument",
         ("GET", "/stats"): "getStats",
     }.items() <= operations.items()

@@ -52,6 +52,11 @@ def document() -> dict[str, Any]:
         ("/documents", "post", ["202", "400", "401", "403", "413", "415", "429", "503"]),
         # 409: a document summary while its ingest is still writing summaries.
         ("/documents/{source}", "get", ["200", "400", "401", "403", "404", "409", "429", "503"]),
+        (
+            "/documents/{source}/summary",
+            "get",
+            ["200", "400", "401", "403", "404", "409", "429", "503"],
+        ),
         ("/documents/{source}", "delete", ["200", "400", "401", "403", "404", "409", "503"]),
         ("/jobs", "get", ["200", "400", "401", "403", "503"]),
         ("/jobs/{job_id}", "get", ["200", "400", "401", "403", "404", "503"]),
