@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
@@ -36,6 +36,7 @@ from service.api.conversations import ConversationController
 from service.api.crosssite import CrossSiteGuard, allowed_hosts
 from service.api.documents import (
     DocumentController,
+    document_create_components,
     provide_address_policy,
     provide_job_store,
 )
@@ -120,7 +121,12 @@ def create_app(
             AskController,
             RegisteredSourceController,
             StatsController,
-            DocumentController.for_settings(resolved),  # its limits are settings
+            # An upload may be larger than the other routes' bodies.
+            Router(
+                path="/",
+                route_handlers=[DocumentController],
+                request_max_body_size=resolved.api_limits.max_upload_bytes,
+            ),
             JobController,
             ConversationController,
             PageController,
@@ -149,7 +155,7 @@ def create_app(
             title="Synopsis",
             version="0.1.0",
             description="Summary-to-original retrieval for technical documentation.",
-            components=SECURITY_COMPONENTS,
+            components=[SECURITY_COMPONENTS, document_create_components(resolved)],
         ),
     )
     app.state.api_keys = api_keys

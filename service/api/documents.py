@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from copy import copy
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
@@ -23,6 +22,7 @@ from litestar.datastructures import State, UploadFile
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, ValidationException
 from litestar.openapi.spec import (
+    Components,
     OpenAPIMediaType,
     OpenAPIType,
     Operation,
@@ -56,7 +56,8 @@ from service.synopsis import Synopsis
 __all__ = [
     "DocumentController",
     "DocumentCreate",
-    "document_create_operation",
+    "DocumentCreateOperation",
+    "document_create_components",
     "provide_address_policy",
     "provide_job_store",
 ]
@@ -105,9 +106,11 @@ def _nullable(schema: Schema) -> Schema:
     return Schema(one_of=[schema, Schema(type=OpenAPIType.NULL)])
 
 
-def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
-    """The JSON body (a URL, or inline content) and the multipart body of `POST /documents`,
-    exactly as `DocumentController.create` accepts them, with the configured limits."""
+def document_create_components(settings: Settings) -> Components:
+    """The request body of `POST /documents`, exactly as `DocumentController.create` accepts
+    it, with the configured limits: JSON (a URL, or inline content) or a multipart upload.
+    `create_app` adds it to the OpenAPI document's components; the operation refers to it
+    (`DocumentCreateOperation`)."""
     common: dict[str, Schema | Reference] = {
         "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
         "title": _nullable(Schema(type=OpenAPIType.STRING, max_length=500)),
@@ -172,28 +175,28 @@ def _create_schemas(settings: Settings) -> tuple[Schema, Schema]:
             ),
         },
     )
-    return Schema(one_of=[by_url, inline]), upload
+    body = RequestBody(
+        required=True,
+        description="A URL or inline content (JSON), or files (multipart, field "
+        "`files`: " + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)) + ").",
+        content={
+            _JSON: OpenAPIMediaType(schema=Schema(one_of=[by_url, inline])),
+            _MULTIPART: OpenAPIMediaType(schema=upload),
+        },
+    )
+    return Components(request_bodies={_CREATE_BODY: body})
 
 
-def document_create_operation(settings: Settings) -> type[Operation]:
-    """The OpenAPI operation of `POST /documents` for these settings: a JSON body (a URL or
-    inline content) or a multipart upload."""
-    json_schema, upload_schema = _create_schemas(settings)
+_CREATE_BODY = "DocumentCreate"
 
-    @dataclass
-    class DocumentCreateOperation(Operation):
-        def __post_init__(self) -> None:
-            self.request_body = RequestBody(
-                required=True,
-                description="A URL or inline content (JSON), or files (multipart, field "
-                "`files`: " + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)) + ").",
-                content={
-                    _JSON: OpenAPIMediaType(schema=json_schema),
-                    _MULTIPART: OpenAPIMediaType(schema=upload_schema),
-                },
-            )
 
-    return DocumentCreateOperation
+@dataclass
+class DocumentCreateOperation(Operation):
+    """The OpenAPI operation of `POST /documents`: its request body is the app's component
+    (`document_create_components`), which carries the configured limits."""
+
+    def __post_init__(self) -> None:
+        self.request_body = Reference(f"#/components/requestBodies/{_CREATE_BODY}")
 
 
 class DocumentItem(msgspec.Struct, kw_only=True):
@@ -316,34 +319,22 @@ SUMMARY_SUFFIX = "/summary"
 class DocumentController(Controller):
     """Indexed sources: ingest (as jobs), list, browse, delete.
 
-    `create_app` serves `for_settings(settings)`: the limits are settings, known only at
-    startup.
+    Its limits are settings, known when the app is built: `create_app` serves it under a
+    `Router` whose body limit is the upload limit, and declares `POST /documents`' body,
+    with the crawl and upload limits, among the OpenAPI document's components
+    (`document_create_components`).
     """
 
     path = "/documents"
     security = KEY_REQUIRED
     tags = ("documents",)
 
-    @classmethod
-    def for_settings(cls, settings: Settings) -> type[DocumentController]:
-        """This controller with the limits of `settings`: the upload limit as its
-        `request_max_body_size` (Litestar reads it per layer) and `POST /documents`'s
-        OpenAPI operation with the crawl and upload limits."""
-        create = copy(cls.create)
-        create.operation_class = document_create_operation(settings)
-        attributes = {
-            "request_max_body_size": settings.api_limits.max_upload_bytes,
-            "create": create,
-        }
-        return type(cls.__name__, (cls,), attributes)
-
     @post(
         operation_id="createDocuments",
         summary="Ingest a URL, inline content or uploaded files, as a job",
         status_code=HTTP_202_ACCEPTED,
         guards=[require_write],
-        # `for_settings` gives it the configured limits.
-        operation_class=document_create_operation(Settings()),
+        operation_class=DocumentCreateOperation,
         opt={BODY_TYPES: (_JSON, _MULTIPART)},
         responses=error_responses(400, 401, 403, 413, 415, 429, 503),
     )

@@ -99,7 +99,10 @@ def test_request_bodies_are_closed_with_their_bounds_and_the_configured_limits(
 
 
 def test_post_documents_declares_its_json_and_multipart_bodies(document: dict[str, Any]) -> None:
-    body = document["paths"]["/documents"]["post"]["requestBody"]
+    # The app's component, which carries its configured limits.
+    reference = document["paths"]["/documents"]["post"]["requestBody"]
+    assert reference == {"$ref": "#/components/requestBodies/DocumentCreate"}
+    body = document["components"]["requestBodies"]["DocumentCreate"]
     assert body["required"] is True
     by_url, inline = body["content"]["application/json"]["schema"]["oneOf"]
     assert (by_url["required"], inline["required"]) == (["url"], ["content", "source"])
@@ -213,3 +216,19 @@ def test_every_parameter_is_declared_in_litestars_current_style() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
+
+
+def test_post_documents_takes_the_upload_limit_and_other_routes_the_body_limit() -> None:
+    settings = Settings().with_overrides(api_max_body_bytes=1000, api_max_upload_bytes=5000)
+    app = create_app(
+        settings, synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok)
+    )
+    limits = {
+        (method, route.path): handler.resolve_request_max_body_size()
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", [])
+        for method in handler.http_methods
+    }
+    assert limits[("POST", "/documents")] == 5000
+    assert limits[("GET", "/documents/{source:path}")] == 5000  # no body
+    assert limits[("POST", "/search")] == limits[("POST", "/sources")] == 1000
