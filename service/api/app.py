@@ -34,9 +34,9 @@ from service.api.controllers import (
 )
 from service.api.conversations import ConversationController
 from service.api.crosssite import CrossSiteGuard, allowed_hosts
+from service.api.document_create import document_create_components
 from service.api.documents import (
     DocumentController,
-    document_create_components,
     provide_address_policy,
     provide_job_store,
 )

@@ -2,62 +2,44 @@
 
 `POST /documents` takes a JSON body (a URL to fetch and optionally crawl, or content
 given inline) or a multipart upload of files, stores a `queued` job and answers `202`
-with its `Location`; it never waits on the ingest. A URL is checked against the address
-policy here (a refusal is a `400` and no connection is made) and again at every redirect
-hop and crawled link while the job runs.
+with its `Location`; it never waits on the ingest (what it takes and how it is checked:
+`service.api.document_create`). The response forms are `service.api.document_views`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-from dataclasses import dataclass
-from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import unquote_to_bytes
 
-import msgspec
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.datastructures import State, UploadFile
+from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, ValidationException
-from litestar.openapi.spec import (
-    Components,
-    OpenAPIMediaType,
-    OpenAPIType,
-    Operation,
-    Reference,
-    RequestBody,
-    Schema,
-)
 from litestar.params import FromPath, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders.addresses import AddressPolicy
-from loaders.documents import HTML, MARKDOWN, TEXT
-from loaders.formats import CONTENT_TYPES_BY_SUFFIX
-from service.api.bodies import decode_body, invalid_body
-from service.api.crosssite import BODY_TYPES, JSON, MULTIPART, UnsupportedMediaType
-from service.api.jobs import JobQueueDependency, JobView, accepted, opened_for_jobs
-from service.api.limits import check_crawl_limits
+from service.api.crosssite import BODY_TYPES, JSON, MULTIPART
+from service.api.document_create import DocumentCreateOperation, queue_documents
+from service.api.document_views import (
+    ChunkView,
+    DocumentDetail,
+    DocumentItem,
+    DocumentSummaryView,
+)
+from service.api.jobs import JobQueueDependency, JobView, opened_for_jobs
 from service.api.llm_work import LlmWork
 from service.api.openapi import KEY_REQUIRED, error_responses
-from service.api.schemas import DeletedSource, SummaryKindField, SummaryModelField
+from service.api.schemas import DeletedSource
 from service.api.security import caller_id, require_read, require_write
-from service.errors import InvalidSourceError, RequestLimitError
-from service.index.records import SourceChunk, SourceRecord
-from service.index.versions import VERSION_PATTERN, check_version
-from service.jobs.queue import JobQueue, NewFile
 from service.jobs.store import JobStore
-from service.query.document_summary import DocumentSummary, SummaryStyle
-from service.settings import Settings
+from service.query.document_summary import SummaryStyle
 from service.synopsis import Synopsis
 
 __all__ = [
+    "SUMMARY_SUFFIX",
     "DocumentController",
-    "DocumentCreate",
-    "DocumentCreateOperation",
-    "document_create_components",
     "provide_address_policy",
     "provide_job_store",
 ]
@@ -67,11 +49,8 @@ JobStoreDependency = NamedDependency[SkipValidation[JobStore]]
 AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
 LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
 
-FORMATS = {"markdown": MARKDOWN, "html": HTML, "text": TEXT}
 # offset + limit within Weaviate's QUERY_MAXIMUM_RESULTS (10,000 by default).
 _MAX_OFFSET = 10_000 - 200
-_MULTIPART = MULTIPART
-_JSON = JSON
 
 
 def provide_job_store(state: State) -> JobStore:
@@ -84,231 +63,6 @@ def provide_address_policy(state: State) -> AddressPolicy:
     """The address policy URL ingests are checked against (`SYNOPSIS_FETCH_ALLOW`)."""
     policy: AddressPolicy = opened_for_jobs(state, "address_policy")
     return policy
-
-
-class DocumentCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """A URL to ingest (`url`, optionally `crawl_depth`, `max_pages`), or inline content
-    (`content`, `format`, `source`, optionally `title`). Exactly one of `url`, `content`.
-    Either may carry a `version`: the label of every chunk it writes (a multipart upload
-    carries it as its text field `version`)."""
-
-    url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
-    crawl_depth: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    max_pages: Annotated[int, msgspec.Meta(ge=1)] | None = None
-    content: Annotated[str, msgspec.Meta(min_length=1)] | None = None
-    format: Literal["markdown", "html", "text"] = "markdown"
-    source: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
-    title: Annotated[str, msgspec.Meta(max_length=500)] | None = None
-    version: Annotated[str, msgspec.Meta(pattern=VERSION_PATTERN)] | None = None
-
-
-def _nullable(schema: Schema) -> Schema:
-    return Schema(one_of=[schema, Schema(type=OpenAPIType.NULL)])
-
-
-def document_create_components(settings: Settings) -> Components:
-    """The request body of `POST /documents`, exactly as `DocumentController.create` accepts
-    it, with the configured limits: JSON (a URL, or inline content) or a multipart upload.
-    `create_app` adds it to the OpenAPI document's components; the operation refers to it
-    (`DocumentCreateOperation`)."""
-    common: dict[str, Schema | Reference] = {
-        "format": Schema(type=OpenAPIType.STRING, enum=list(FORMATS)),
-        "title": _nullable(Schema(type=OpenAPIType.STRING, max_length=500)),
-        "version": _nullable(
-            Schema(
-                type=OpenAPIType.STRING,
-                pattern=VERSION_PATTERN,
-                description="The version label of every chunk it writes (null: none).",
-            )
-        ),
-    }
-    by_url = Schema(
-        type=OpenAPIType.OBJECT,
-        additional_properties=False,
-        required=["url"],
-        description="Fetch a URL (and with `crawl_depth`, the same site's pages it links to).",
-        properties={
-            "url": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
-            "crawl_depth": _nullable(
-                Schema(
-                    type=OpenAPIType.INTEGER, minimum=0, maximum=settings.api_limits.max_crawl_depth
-                )
-            ),
-            "max_pages": _nullable(
-                Schema(
-                    type=OpenAPIType.INTEGER, minimum=1, maximum=settings.api_limits.max_crawl_pages
-                )
-            ),
-            "content": Schema(type=OpenAPIType.NULL),
-            "source": _nullable(Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048)),
-            **common,
-        },
-    )
-    inline = Schema(
-        type=OpenAPIType.OBJECT,
-        additional_properties=False,
-        required=["content", "source"],
-        description="Index `content` under the name `source`.",
-        properties={
-            "content": Schema(type=OpenAPIType.STRING, min_length=1),
-            "source": Schema(type=OpenAPIType.STRING, min_length=1, max_length=2048),
-            "url": Schema(type=OpenAPIType.NULL),
-            "crawl_depth": Schema(type=OpenAPIType.NULL),
-            "max_pages": Schema(type=OpenAPIType.NULL),
-            **common,
-        },
-    )
-    upload = Schema(
-        type=OpenAPIType.OBJECT,
-        required=["files"],
-        properties={
-            "files": Schema(
-                type=OpenAPIType.ARRAY,
-                min_items=1,
-                max_items=settings.api_limits.max_upload_files,
-                items=Schema(type=OpenAPIType.STRING, format="binary"),  # type: ignore[arg-type]
-            ),
-            "version": Schema(
-                type=OpenAPIType.STRING,
-                pattern=VERSION_PATTERN,
-                description="The version label of every chunk the files write (absent: none).",
-            ),
-        },
-    )
-    body = RequestBody(
-        required=True,
-        description="A URL or inline content (JSON), or files (multipart, field "
-        "`files`: " + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)) + ").",
-        content={
-            _JSON: OpenAPIMediaType(schema=Schema(one_of=[by_url, inline])),
-            _MULTIPART: OpenAPIMediaType(schema=upload),
-        },
-    )
-    return Components(request_bodies={_CREATE_BODY: body})
-
-
-_CREATE_BODY = "DocumentCreate"
-
-
-@dataclass
-class DocumentCreateOperation(Operation):
-    """The OpenAPI operation of `POST /documents`: its request body is the app's component
-    (`document_create_components`), which carries the configured limits."""
-
-    def __post_init__(self) -> None:
-        self.request_body = Reference(f"#/components/requestBodies/{_CREATE_BODY}")
-
-
-class DocumentItem(msgspec.Struct, kw_only=True):
-    """One indexed source: chunk count, status, pending summaries, and its last job."""
-
-    source: str
-    title: str
-    chunks: int
-    status: str
-    pending: int
-    content_hash: str
-    ingested_at: dt.datetime
-    # Its version label (null: none), and when its chunks were last written: the same
-    # moment as `ingested_at`, under the name every hit and chunk uses.
-    version: str | None = None
-    indexed_at: dt.datetime
-    last_job: str | None = None
-
-    @classmethod
-    def from_record(cls, record: SourceRecord, last_job: str | None) -> DocumentItem:
-        """The response form of a source record."""
-        return cls(
-            source=record.source,
-            title=record.title,
-            chunks=record.chunks,
-            status=record.status,
-            pending=record.pending,
-            content_hash=record.content_hash,
-            ingested_at=record.ingested_at,
-            version=record.version or None,
-            indexed_at=record.ingested_at,
-            last_job=last_job,
-        )
-
-
-class ChunkView(msgspec.Struct, kw_only=True):
-    """One chunk of a source with its summary (null while pending or filtered out)."""
-
-    id: str
-    chunk_index: int
-    headers: list[str]
-    content: str
-    summary: str | None
-    summary_kind: SummaryKindField | None = None
-    summary_model: SummaryModelField | None = None
-    summary_pending: bool
-    page_start: int | None = None
-    page_end: int | None = None
-    anchor: str = ""
-    version: str | None = None  # its source's version label (null: none)
-    indexed_at: dt.datetime | None = None  # when it was written (null: not kept then)
-
-    @classmethod
-    def from_chunk(cls, chunk: SourceChunk) -> ChunkView:
-        """The response form of a stored chunk."""
-        return cls(
-            id=chunk.id,
-            chunk_index=chunk.chunk_index,
-            headers=list(chunk.headers),
-            content=chunk.content,
-            summary=chunk.summary,
-            summary_pending=chunk.summary_pending,
-            summary_kind=chunk.summary_kind,
-            summary_model=chunk.summary_model,
-            page_start=chunk.page_start,
-            page_end=chunk.page_end,
-            anchor=chunk.anchor,
-            version=chunk.version or None,
-            indexed_at=chunk.indexed_at,
-        )
-
-
-class DocumentDetail(msgspec.Struct, kw_only=True):
-    """A source and one page of its chunks, in document order."""
-
-    document: DocumentItem
-    chunks: list[ChunkView]
-    total: int
-    limit: int
-    offset: int
-
-
-class DocumentSummaryView(msgspec.Struct, kw_only=True):
-    """A whole document's summary (`GET /documents/{source}/summary`): `kind` generated
-    (the model's, which passed the grounding check) or extractive (the outline quoted)."""
-
-    source: str
-    title: str
-    summary: str
-    kind: Literal["generated", "extractive"]
-    sections: int
-    llm_calls: int
-    cached: bool
-    model: str
-    style: Literal["brief", "detailed"]
-    support: float | None = None
-
-    @classmethod
-    def from_summary(cls, summary: DocumentSummary) -> DocumentSummaryView:
-        """The response form of a document summary."""
-        return cls(
-            source=summary.source,
-            title=summary.title,
-            summary=summary.text,
-            kind=summary.kind,
-            sections=summary.sections,
-            llm_calls=summary.llm_calls,
-            cached=summary.cached,
-            model=summary.model,
-            style=summary.style,
-            support=summary.support,
-        )
 
 
 #: `GET /documents/{source}/summary`: a path that names no source but ends so asks for
@@ -335,7 +89,7 @@ class DocumentController(Controller):
         status_code=HTTP_202_ACCEPTED,
         guards=[require_write],
         operation_class=DocumentCreateOperation,
-        opt={BODY_TYPES: (_JSON, _MULTIPART)},
+        opt={BODY_TYPES: (JSON, MULTIPART)},
         responses=error_responses(400, 401, 403, 413, 415, 429, 503),
     )
     async def create(
@@ -351,67 +105,12 @@ class DocumentController(Controller):
         # body is read: a key at its limit costs no upload.
         job_id = await asyncio.to_thread(job_queue.reserve, owner)
         try:
-            return await self._create(request, synopsis, job_queue, address_policy, job_id)
+            return await queue_documents(
+                request, synopsis.settings, job_queue, address_policy, job_id
+            )
         except BaseException:
             await asyncio.to_thread(job_queue.release, job_id)
             raise
-
-    async def _create(
-        self,
-        request: Request[Any, Any, Any],
-        synopsis: Synopsis,
-        job_queue: JobQueue,
-        address_policy: AddressPolicy,
-        job_id: str,
-    ) -> Response[JobView]:
-        settings = synopsis.settings
-        owner = caller_id(request)
-        media_type = request.content_type[0]
-        if media_type == _MULTIPART:
-            files, version = await _uploaded_files(request, settings)
-            job = await asyncio.to_thread(
-                job_queue.submit_files, owner, files, job_id=job_id, version=version
-            )
-            return accepted(job)
-        if media_type != _JSON:  # `CrossSiteGuard` refused other types; a body-less request
-            raise UnsupportedMediaType(
-                detail=f"the body must be {_JSON} or {_MULTIPART}, not {media_type!r}"
-            )
-        body = _decode(await request.body())
-        if (body.url is None) == (body.content is None):
-            raise _invalid("url", "give exactly one of `url` and `content`")
-        if body.url is not None:
-            depth = settings.urls.crawl_depth if body.crawl_depth is None else body.crawl_depth
-            pages = settings.urls.max_pages if body.max_pages is None else body.max_pages
-            check_crawl_limits(depth, pages, settings)
-            await asyncio.to_thread(address_policy.check, body.url)  # UnsafeUrlError: 400
-            job = await asyncio.to_thread(
-                job_queue.submit_url,
-                owner,
-                body.url,
-                crawl_depth=depth,
-                max_pages=pages,
-                job_id=job_id,
-                version=body.version or "",
-            )
-            return accepted(job)
-        if body.source is None:
-            raise _invalid("source", "inline `content` needs a `source` name to index it under")
-        if body.crawl_depth is not None or body.max_pages is not None:
-            raise _invalid("crawl_depth", "`crawl_depth` and `max_pages` apply to a `url` only")
-        assert body.content is not None
-        data = body.content.encode("utf-8")
-        _size_at_most("content", len(data), settings)
-        item = NewFile(
-            data=data,
-            source=body.source,
-            content_type=FORMATS[body.format],
-            title=body.title or "",
-        )
-        job = await asyncio.to_thread(
-            job_queue.submit_files, owner, [item], job_id=job_id, version=body.version or ""
-        )
-        return accepted(job)
 
     @get(
         operation_id="listDocuments",
@@ -574,73 +273,3 @@ def _source_name(request: Request[Any, Any, Any], path_value: str) -> str:
                     extra=[{"key": "source", "message": "not UTF-8", "source": "path"}],
                 ) from None
     return path_value[1:] if path_value.startswith("/") else path_value
-
-
-def _upload_name(filename: str) -> str:
-    """The source name of an uploaded file: its relative path as sent, without `..`."""
-    parts = PurePosixPath(filename.replace("\\", "/")).parts
-    return "/".join(part for part in parts if part not in ("/", ".", ".."))
-
-
-def _decode(raw: bytes) -> DocumentCreate:
-    return decode_body(raw, DocumentCreate, where="POST /documents")
-
-
-def _invalid(field: str, message: str) -> ValidationException:
-    return invalid_body("POST /documents", field, message)
-
-
-def _size_at_most(field: str, size: int, settings: Settings) -> None:
-    limit = settings.api_limits.max_upload_file_bytes
-    if size > limit:
-        var = Settings.env_names()["api_max_upload_file_bytes"]
-        raise RequestLimitError(
-            f"{field}: {size} bytes exceeds the limit of {limit} bytes per file ({var})",
-            field=field,
-            too_large=True,
-        )
-
-
-async def _uploaded_files(
-    request: Request[Any, Any, Any], settings: Settings
-) -> tuple[list[NewFile], str]:
-    """The files of a multipart upload (field `files`), checked against the limits, and
-    the version label of their chunks (field `version`; empty: none)."""
-    form = await request.form()
-    labels = form.getall("version", [])
-    if len(labels) > 1 or not all(isinstance(label, str) for label in labels):
-        raise _invalid("version", "give at most one `version`, as a text field")
-    version = str(labels[0]) if labels else ""
-    try:
-        check_version(version)
-    except InvalidSourceError as error:
-        raise _invalid("version", str(error)) from None
-    uploads = [value for value in form.getall("files", []) if isinstance(value, UploadFile)]
-    if not uploads:
-        raise _invalid("files", "a multipart upload needs one or more `files` parts")
-    if len(uploads) > settings.api_limits.max_upload_files:
-        var = Settings.env_names()["api_max_upload_files"]
-        raise RequestLimitError(
-            f"{len(uploads)} files exceed the limit of {settings.api_limits.max_upload_files} per "
-            f"request ({var})",
-            field="files",
-        )
-    files: list[NewFile] = []
-    for index, upload in enumerate(uploads):
-        field = f"files[{index}]"
-        name = _upload_name(upload.filename or "")
-        if not name:
-            raise _invalid(field, "every uploaded file needs a file name")
-        suffix = PurePosixPath(name).suffix.lower()
-        content_type = CONTENT_TYPES_BY_SUFFIX.get(suffix)
-        if content_type is None:
-            raise _invalid(
-                field,
-                f"{name}: unsupported file type {suffix or '(none)'!r}; accepted: "
-                + ", ".join(sorted(CONTENT_TYPES_BY_SUFFIX)),
-            )
-        data = await upload.read()
-        await upload.close()
-        _size_at_most(field, len(data), settings)
-        files.append(NewFile(data=data, source=name, content_type=content_type))
-    return files, version

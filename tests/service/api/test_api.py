@@ -314,7 +314,7 @@ def test_search_passes_every_field(client: TestClient[Any], fake: FakeSynopsis) 
 
 
 def test_documents_are_listed_with_their_version_and_when_they_were_indexed() -> None:
-    from service.api.documents import DocumentItem  # noqa: PLC0415
+    from service.api.document_views import DocumentItem  # noqa: PLC0415
 
     item = msgspec.to_builtins(DocumentItem.from_record(RECORD, None))
     assert (item["source"], item["version"], item["indexed_at"]) == (

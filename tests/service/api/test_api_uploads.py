@@ -1,5 +1,5 @@
 """What a multipart upload to `POST /documents` carries: its files and the version label of
-their chunks (`service.api.documents._uploaded_files`, behind a bare route: the job
+their chunks (`service.api.document_create.uploaded_files`, behind a bare route: the job
 queue that takes them is tested on the real stack, tests/service/api/test_api_jobs.py)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 from litestar import Litestar, Request, post
 from litestar.testing import TestClient
 
-from service.api.documents import _uploaded_files
+from service.api.document_create import uploaded_files
 from service.settings import Settings
 
 
 @post("/upload")
 async def _upload(request: Request[Any, Any, Any]) -> dict[str, Any]:
-    files, version = await _uploaded_files(request, Settings())
+    files, version = await uploaded_files(request, Settings())
     return {"files": [(f.source, f.content_type) for f in files], "version": version}
 
 
