@@ -26,8 +26,10 @@ state and its slot is free, and what the thread does when its call returns is no
 recorded. Every final state is written only over the attempt and worker it belongs to
 (`JobStore.finish`), so an older attempt's late end never overwrites a newer one.
 Stopping the runner (service shutdown) marks this process's running jobs `interrupted`,
-so a restart shows them so at once; a killed process's jobs are found by their stale
-heartbeat.
+so a restart shows them so at once, and waits (`grace` seconds at most) for their threads
+to end, so that they release their sources' leases before the service closes its client
+and a retry need not wait for the leases to run out; a killed process's jobs are found by
+their stale heartbeat.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class _Running:
     last_progress: float = field(default_factory=time.monotonic)  # of its last event
     stop_asked: float | None = None  # when `stop` was set
     last_beat: float = field(default_factory=time.monotonic)
+    ended: threading.Event = field(default_factory=threading.Event)  # its thread returned
 
     def ask_stop(self, why: str, reason: str = "") -> None:
         """Tell the job's thread to stop (at its next event or wait)."""
@@ -165,8 +168,13 @@ class JobRunner:
             self._finish(item.job, "interrupted", reason=reason)
         if self._poller is not None:
             self._poller.join(timeout=self.poll + 5)
-        # A job thread still inside a model call ends at its next event; do not wait (its
-        # state says interrupted already, and a retry converges).
+        # A job thread stops at its next event and then releases its sources' leases,
+        # through the client the service closes after this: wait for it, `grace` seconds
+        # at most. One still inside a model call is not waited for longer (its state says
+        # interrupted already; its leases end by themselves, and a retry converges).
+        deadline = time.monotonic() + self.grace
+        for item in running:
+            item.ended.wait(max(0.0, deadline - time.monotonic()))
 
     def running_ids(self) -> list[str]:
         """The jobs this process runs now."""
@@ -337,6 +345,7 @@ class JobRunner:
         finally:
             with self._lock:
                 mine = self._running.pop(job.id, None) is not None
+            item.ended.set()
         if item.stop_reason == "lost" or not mine:
             return  # another process, our shutdown or the poller has set its state
         if state == "done":  # before the state says so: a client may look at once

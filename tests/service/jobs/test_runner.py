@@ -208,6 +208,55 @@ def test_a_cancel_of_a_job_inside_a_call_is_recorded_after_the_grace(
     assert runner.running_ids() == []
 
 
+def test_a_stop_waits_for_a_stopping_job_to_end_so_it_can_release_its_leases(
+    release: threading.Event,
+) -> None:
+    """Shutdown: a job waiting for summaries ends at its next wait event and then releases
+    its sources' leases (here: its cleanup) before the service closes its client."""
+    released = threading.Event()
+
+    def run(emit: Emit) -> IngestReport:
+        try:
+            return waits_for_summaries(release)(emit)
+        finally:
+            time.sleep(0.2)  # releasing the leases through the client
+            released.set()
+
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    synopsis.scripts = {"http://slow": run}
+    job = store.queue("http://slow")
+    runner = _runner(store, synopsis, grace_seconds=5.0)
+    runner.start()
+    _until(lambda: runner.running_ids() == [job.id])
+    runner.stop()
+    assert released.is_set()
+    assert _state(store, job) == "interrupted"
+    assert _stored(store, job).reason == "the service stopped during the job"
+
+
+def test_a_stop_waits_no_longer_than_the_grace_for_a_job_inside_a_call(
+    release: threading.Event,
+) -> None:
+    inside = threading.Event()
+
+    def run(emit: Emit) -> IngestReport:
+        emit(IngestEvent(stage="write", source="a", done=3, total=3))
+        inside.set()
+        release.wait(timeout=30)
+        return IngestReport(sources=1)
+
+    store, synopsis = MemoryJobStore(), ScriptedSynopsis()
+    synopsis.scripts = {"http://stuck": run}
+    job = store.queue("http://stuck")
+    runner = _runner(store, synopsis, grace_seconds=0.3)
+    runner.start()
+    assert inside.wait(timeout=5)
+    started = time.monotonic()
+    runner.stop()
+    assert 0.3 <= time.monotonic() - started < 2.0
+    assert _state(store, job) == "interrupted"
+
+
 def test_a_job_over_its_wall_clock_limit_is_interrupted() -> None:
     store, synopsis = MemoryJobStore(), ScriptedSynopsis()
     synopsis.scripts = {"http://long": keeps_going}
