@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from service.index.records import header_path, now
+
+if TYPE_CHECKING:
+    from service.query.answer import Answer
+    from service.query.rewrite import Rewrite
 
 __all__ = ["Conversation", "Turn"]
 
@@ -32,6 +39,19 @@ class Turn:
         return {**dataclasses.asdict(self), "asked_at": self.asked_at.isoformat()}
 
     @classmethod
+    def answered(cls, question: str, rewrite: Rewrite, answer: Answer) -> Turn:
+        """The turn of `question`, searched as `rewrite.query` and answered by `answer`, now."""
+        return cls(
+            question=question,
+            query=rewrite.query,
+            rewrite=rewrite.method,
+            answer=answer.text,
+            kind=answer.kind,
+            citations=[f"{hit.location} § {header_path(hit.headers)}" for hit in answer.citations],
+            asked_at=now(),
+        )
+
+    @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Turn:
         """The turn stored by `to_dict`."""
         return cls(**{**raw, "asked_at": dt.datetime.fromisoformat(raw["asked_at"])})
@@ -46,6 +66,12 @@ class Conversation:
     created_at: dt.datetime
     updated_at: dt.datetime
     turns: tuple[Turn, ...] = ()
+
+    @classmethod
+    def new(cls, owner: str) -> Conversation:
+        """A new, empty conversation of `owner`, started now, with a random id."""
+        started = now()
+        return cls(id=str(uuid.uuid4()), owner=owner, created_at=started, updated_at=started)
 
     def with_turn(self, turn: Turn, *, max_turns: int) -> Conversation:
         """This conversation with `turn` added, keeping the last `max_turns`."""

@@ -11,7 +11,8 @@ A search with a `version` reads only the chunks with that label (`*`: every vers
 A search without one reads, in each group, the chunks of the group's latest version
 only, and every chunk that belongs to no group. The latest version of a group is the
 highest label (`version_order`) among its registered sources that completed a sync:
-a version registered but not synced yet does not hide the one before it.
+a version registered but not synced yet does not hide the one before it. A process keeps
+what it read for `LATEST_RECHECK_SECONDS` (`LatestVersions`).
 
 `version_order` compares labels part by part, numbers as numbers: `3.9 < 3.10 < 3.11`,
 `v2 < v10`, `2024.1 < 2024.12`. A label that extends another sorts after it
@@ -22,7 +23,8 @@ mean, or keep them out of the group).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from langchain_core.documents import Document
 
@@ -30,10 +32,12 @@ from service.errors import InvalidSourceError
 
 __all__ = [
     "ALL_VERSIONS",
+    "LATEST_RECHECK_SECONDS",
     "VERSION",
     "VERSION_FILTER_PATTERN",
     "VERSION_GROUP",
     "VERSION_PATTERN",
+    "LatestVersions",
     "admits",
     "check_version",
     "labelled",
@@ -89,6 +93,43 @@ def latest_versions(labelled_groups: Iterable[tuple[str, str]]) -> dict[str, str
         if known is None or version_order(version) > version_order(known):
             latest[group] = version
     return dict(sorted(latest.items()))
+
+
+#: How long a process trusts its reading of the registered sources' latest versions (a
+#: sync in another process changes them; this process's own syncs, edits and removals
+#: `forget` them at once).
+LATEST_RECHECK_SECONDS = 10.0
+
+
+class LatestVersions:
+    """The latest version of each group (`latest_versions`) of the (group, version) pairs
+    that `read` returns, as last read: read again after `recheck_seconds`, or after
+    `forget`."""
+
+    def __init__(
+        self,
+        read: Callable[[], Iterable[tuple[str, str]]],
+        *,
+        recheck_seconds: float = LATEST_RECHECK_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._read = read
+        self.recheck_seconds = recheck_seconds
+        self._clock = clock
+        self._seen: tuple[float, tuple[tuple[str, str], ...]] | None = None
+
+    def get(self) -> dict[str, str]:
+        """The latest versions, read again when the last reading is `recheck_seconds` old."""
+        clock = self._clock()
+        if self._seen is not None and clock - self._seen[0] < self.recheck_seconds:
+            return dict(self._seen[1])
+        latest = latest_versions(self._read())
+        self._seen = (clock, tuple(latest.items()))
+        return latest
+
+    def forget(self) -> None:
+        """Read them again on the next `get` (this process changed them)."""
+        self._seen = None
 
 
 def admits(

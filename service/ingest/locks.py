@@ -17,23 +17,28 @@ for it, then finds the first one's result (unchanged, or changed and repaired).
   that holds a lease ends.
 - A renewal that finds the lease taken (this process was paused past its end) marks the
   source lost: its next `confirm` raises `SourceBusyError` and nothing more is written.
+
+`holding` holds one source for a block (a delete, a relabel, a registered source's sync)
+and refuses, with the caller's message, when another holder still has it after `wait`
+seconds (by default at once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from service.errors import SourceBusyError
 from service.index.leases import LEASE_SETTLE_SECONDS
 
-__all__ = ["Leases", "SourceLocks", "source_lease"]
+__all__ = ["Leases", "SourceLocks", "holding", "source_lease"]
 
 log = logging.getLogger(__name__)
 
@@ -193,3 +198,17 @@ class SourceLocks:
                     with self._lock:
                         if source in self._held:
                             self._lost.add(source)
+
+
+@contextlib.contextmanager
+def holding(
+    leases: Leases, source: str, *, seconds: float, busy: str, wait: float = 0.0
+) -> Iterator[SourceLocks]:
+    """Hold `source` for the block, as an ingest holds it: its lease is taken (waiting up
+    to `wait` seconds while another holder has it) and confirmed before the block runs,
+    and released after it. `SourceBusyError(busy)` when another holder keeps it."""
+    with SourceLocks(leases, seconds=seconds) as locks:
+        if not locks.acquire(source, wait=wait):
+            raise SourceBusyError(busy)
+        locks.confirm(source)
+        yield locks

@@ -26,17 +26,21 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from service.connections import close_ollama_clients
-from service.errors import ModelError
+from service.errors import ModelError, SourceNotFoundError, SourceNotReadyError
 from service.index.records import SourceChunk, SourceRecord, header_path
 from service.ingest.quality import lead_sentences
 from service.query.grounding import check_grounding
+from service.query.reading import CHUNK_PAGE
 from splitters.encoding import count_tokens
+
+if TYPE_CHECKING:
+    from service.index.store import Store
 
 __all__ = [
     "DOCUMENT_PROMPT_VERSION",
@@ -44,6 +48,7 @@ __all__ = [
     "DocumentSummarizer",
     "DocumentSummary",
     "SummaryStyle",
+    "indexed_document",
     "outline_lines",
     "reduce_groups",
 ]
@@ -234,6 +239,27 @@ class DocumentSummarizer:
             str(self.min_support),
         ]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def indexed_document(store: Store, source: str) -> tuple[SourceRecord, list[SourceChunk]]:
+    """The record of the indexed document `source` and all its chunks, in order: what
+    `DocumentSummarizer.summarize` reads. SourceNotFoundError when it is not indexed,
+    SourceNotReadyError while its ingest is still writing summaries."""
+    record = store.source_record(source) if store.exists() else None
+    if record is None:
+        raise SourceNotFoundError(f"{source} is not indexed (see `synopsis docs list`)")
+    if record.status != "complete":
+        raise SourceNotReadyError(
+            f"{source} is still being ingested ({record.pending} of its {record.chunks} "
+            "summaries pending); ask again once its ingest is done"
+        )
+    chunks: list[SourceChunk] = []
+    while len(chunks) < record.chunks:
+        page, _ = store.source_chunks(source, limit=CHUNK_PAGE, offset=len(chunks))
+        if not page:
+            break
+        chunks.extend(page)
+    return record, chunks
 
 
 def _extractive(title: str, lines: Sequence[str]) -> str:

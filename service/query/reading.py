@@ -17,12 +17,16 @@ A *section* here is what a reader means by one: the chunks under a header, its
 subsections included, in document order. It is named by the header's anchor (`#id`, as
 in `source#anchor`), by its header path (`A > B > C`), or by the last headers of that
 path (`B > C`, `C`); the first match in document order is read.
+
+`read_section` and `read_document` read a page from the index (`Store`); `read_page` and
+`find_section` work on chunks already read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from service.errors import SearchError, SourceNotFoundError
 from service.index.records import SourceChunk, header_path
@@ -30,7 +34,24 @@ from service.query.injection import DATA_NOTE, fence, neutralise_tags
 from service.settings import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from splitters.encoding import count_tokens
 
-__all__ = ["Reading", "check_page", "find_section", "read_page", "split_location"]
+if TYPE_CHECKING:
+    from service.index.store import Store
+
+__all__ = [
+    "CHUNK_PAGE",
+    "Reading",
+    "check_page",
+    "find_section",
+    "read_document",
+    "read_page",
+    "read_section",
+    "source_text",
+    "split_location",
+]
+
+#: Chunks read per query when a whole document is read (Weaviate reads at most 10,000
+#: objects past an offset, so a page size keeps it in one window for most documents).
+CHUNK_PAGE = 500
 
 #: Sections named in the error for a section that is not found.
 _LISTED_SECTIONS = 40
@@ -244,3 +265,75 @@ def _page_text(
     if offset + count < total:
         parts.append(continuation(offset + count))
     return _SEPARATOR.join(parts)
+
+
+def read_section(
+    store: Store,
+    source: str,
+    section: str,
+    *,
+    max_tokens: int,
+    offset: int,
+    continuation: Callable[[int], str],
+) -> Reading:
+    """One page of a section's text, reassembled from its chunks. `source` may be a
+    `source#anchor` location, which names the section when `section` is empty.
+    SourceNotFoundError when either is not indexed."""
+    check_page(max_tokens, offset)
+    name, chunks = source_text(store, source)
+    if name != source and not section:
+        section = split_location(source)[1]
+    if not section.strip():
+        raise SearchError("name the section: its anchor or its header path")
+    path, selected = find_section(name, chunks, section)
+    return read_page(
+        name,
+        f"section {header_path(path)}",
+        selected,
+        offset=offset,
+        max_tokens=max_tokens,
+        base_depth=len(path) - 1,
+        headers=path,
+        continuation=continuation,
+    )
+
+
+def read_document(
+    store: Store,
+    source: str,
+    *,
+    max_tokens: int,
+    offset: int,
+    continuation: Callable[[int], str],
+) -> Reading:
+    """One page of a whole document's text, reassembled from its chunks in order."""
+    check_page(max_tokens, offset)
+    name, chunks = source_text(store, source)
+    return read_page(
+        name,
+        "document",
+        chunks,
+        offset=offset,
+        max_tokens=max_tokens,
+        continuation=continuation,
+    )
+
+
+def source_text(store: Store, source: str) -> tuple[str, list[SourceChunk]]:
+    """The indexed source `source` names (a `source#anchor` location names its source)
+    and all its chunks in order; SourceNotFoundError when it is not indexed."""
+    name = source
+    if not _indexed(store, name):
+        name = split_location(source)[0]
+        if name == source or not _indexed(store, name):
+            raise SourceNotFoundError(f"{source} is not indexed")
+    chunks: list[SourceChunk] = []
+    while True:
+        page, total = store.source_chunks(name, limit=CHUNK_PAGE, offset=len(chunks))
+        chunks.extend(page)
+        if not page or len(chunks) >= total:
+            return name, chunks
+
+
+def _indexed(store: Store, source: str) -> bool:
+    return store.exists() and store.source_record(source) is not None

@@ -31,7 +31,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,7 +57,7 @@ from service.settings import MAX_K
 if TYPE_CHECKING:
     from service.settings import Settings
 
-__all__ = ["MODES", "Hit", "Mode", "SearchRequest", "Searcher", "search_request"]
+__all__ = ["MODES", "Hit", "Mode", "SearchRequest", "Searcher", "search_request", "versioned"]
 
 _RRF_K = 60
 
@@ -175,6 +175,18 @@ def search_request(settings: Settings, query: str, **overrides: Any) -> SearchRe
     if given.get("version") == "":
         del given["version"]  # no label: the default, the latest versions
     return SearchRequest(query=query, **{**defaults, **given})
+
+
+def versioned(request: SearchRequest, latest: Callable[[], Mapping[str, str]]) -> SearchRequest:
+    """`request` with the latest versions to read (`latest()`: group → version) when it
+    names no version (an empty label names none)."""
+    if request.version:
+        return request
+    request = dataclasses.replace(request, version=None)
+    found = latest()
+    if not found:
+        return request
+    return dataclasses.replace(request, latest=tuple(sorted(found.items())))
 
 
 class Searcher:

@@ -2,7 +2,8 @@
 what may be registered (`registration`), their durable registry in Weaviate
 (`registry`), the sync itself (`sync`; what it reads of each kind: `scan` for a
 directory, `web` for a site, a sitemap or an llms.txt, `repository` for a git
-repository) and when a scheduled one is due (`schedule`)."""
+repository), a sync, an edit or a removal under the source's hold (`registered`) and
+when a scheduled one is due (`schedule`)."""
 
 from service.sources.records import (
     SOURCE_KINDS,

@@ -15,6 +15,7 @@ from weaviate.classes.config import DataType, Property
 from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.errors import SourceExistsError, SourceNotFoundError
+from service.index.access import store_errors
 from service.index.identity import NAMESPACE
 from service.index.schema import RecordCollection, keyword_property, stored_text
 from service.sources.records import RegisteredSource, SyncReport
@@ -103,6 +104,15 @@ class SourceRegistry(RecordCollection):
                 f"no source is registered as {name!r} (see `synopsis sources list`)"
             )
         return source
+
+    def synced_versions(self) -> list[tuple[str, str]]:
+        """(group, version) of every registered source that completed a sync (what
+        `service.index.versions.latest_versions` reads); none before one is registered."""
+        with store_errors(f"reading the versions of {self.name}"):
+            sources = self.list(pages=False) if self.exists() else []
+        return [
+            (source.group, source.version) for source in sources if source.synced_at is not None
+        ]
 
     def list(self, *, pages: bool = True) -> list[RegisteredSource]:
         """Every registered source, by name; without their page states (`pages` empty)

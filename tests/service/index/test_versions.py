@@ -12,6 +12,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from service.errors import InvalidSourceError, SearchError
 from service.index.versions import (
+    LatestVersions,
     admits,
     check_version,
     labelled,
@@ -22,7 +23,7 @@ from service.ingest.pipeline import Ingestor
 from service.ingest.summarize import Summarizer
 from service.models.embed import Embedder
 from service.query.modes import Mode
-from service.query.search import Searcher, SearchRequest, search_request
+from service.query.search import Searcher, SearchRequest, search_request, versioned
 from service.settings import Settings
 from tests.service.fakes import MemoryStore
 
@@ -218,3 +219,52 @@ def test_hits_are_of_the_version_asked_and_say_it(
         assert hit.version == {"v1/guide.md": "1.0", "v2/guide.md": "2.0"}.get(hit.source)
         assert hit.indexed_at is not None
         assert hit.to_dict()["indexed_at"] == hit.indexed_at.isoformat()
+
+
+def test_the_latest_versions_are_read_again_only_after_the_recheck_time_or_forget() -> None:
+    pairs = [("py", "3.10"), ("py", "3.11"), ("", "1.0")]
+    reads: list[float] = []
+    now = [100.0]
+
+    def read() -> list[tuple[str, str]]:
+        reads.append(now[0])
+        return list(pairs)
+
+    latest = LatestVersions(read, recheck_seconds=10.0, clock=lambda: now[0])
+    assert latest.get() == {"py": "3.11"}
+    pairs.append(("py", "3.12"))
+    now[0] = 109.9
+    assert latest.get() == {"py": "3.11"}  # trusted for 10 s
+    now[0] = 110.0
+    assert latest.get() == {"py": "3.12"}
+    pairs.append(("py", "3.13"))
+    latest.forget()
+    assert latest.get() == {"py": "3.13"}
+    assert reads == [100.0, 110.0, 110.0]
+
+
+@pytest.mark.parametrize(
+    ("version", "latest", "expected_version", "expected_latest"),
+    [
+        ("3.10", {"py": "3.11"}, "3.10", ()),
+        ("*", {"py": "3.11"}, "*", ()),
+        (None, {"py": "3.11", "go": "1.22"}, None, (("go", "1.22"), ("py", "3.11"))),
+        ("", {"py": "3.11"}, None, (("py", "3.11"),)),
+        (None, {}, None, ()),
+    ],
+)
+def test_a_request_without_a_version_reads_the_latest_of_each_group(
+    version: str | None,
+    latest: dict[str, str],
+    expected_version: str | None,
+    expected_latest: tuple[tuple[str, str], ...],
+) -> None:
+    asked: list[bool] = []
+
+    def read() -> dict[str, str]:
+        asked.append(True)
+        return latest
+
+    request = versioned(SearchRequest(query="range", version=version), read)
+    assert (request.version, request.latest) == (expected_version, expected_latest)
+    assert asked == ([] if version else [True])

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.documents import Document
 
 from service.errors import SourceBusyError
-from service.ingest.locks import SourceLocks, source_lease
+from service.ingest.locks import SourceLocks, holding, source_lease
 from service.ingest.pipeline import Ingestor
 from service.ingest.report import IngestEvent, IngestReport
 from tests.service.fake_leases import MemoryLeases
@@ -50,6 +50,22 @@ def test_a_second_holder_waits_until_the_first_releases() -> None:
         waiter.join(timeout=5)
         assert took == [True]
         assert leases.holder(source_lease("a.md")) == second.holder
+
+
+def test_holding_refuses_a_held_source_with_its_message_and_releases_after_the_block() -> None:
+    leases = MemoryLeases()
+    with _locks(leases) as other:
+        assert other.acquire("a.md")
+        with (
+            pytest.raises(SourceBusyError, match=r"^a.md is busy$"),
+            holding(leases, "a.md", seconds=30, busy="a.md is busy"),
+        ):
+            pytest.fail("the block ran while another holder had the source")
+        other.release("a.md")
+    with holding(leases, "a.md", seconds=30, busy="a.md is busy") as locks:
+        assert locks.held() == ["a.md"]
+        assert leases.holder(source_lease("a.md")) == locks.holder
+    assert leases.leases == {}
 
 
 def test_a_lease_its_holder_stopped_renewing_ends_and_is_taken_over() -> None:
