@@ -1,5 +1,7 @@
-"""What the collections hold (`census`) and the invariants of ARCHITECTURE.md that every
-ingest, delete and fault must keep (`assert_invariants`)."""
+"""What the collections hold (`census`) and the invariants that every ingest, delete and
+fault must keep (`assert_invariants`): every summary references exactly one existing
+original, the one it was written for; every original has exactly one summary, and the
+summary attached to it is that one; no chunk (source, content hash) is stored twice."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ class Census:
 
 
 def census(store: Store) -> Census:
-    """Read both collections whole and check the invariants of ARCHITECTURE.md."""
+    """Read both collections whole and check the invariants (module docstring)."""
     originals: dict[uuid.UUID, tuple[str, str]] = {}
     attached: dict[uuid.UUID, str] = {}
     for obj in store.originals.iterator(return_properties=["source", "content_hash", "summary_id"]):
