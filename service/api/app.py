@@ -22,6 +22,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
 from loaders.addresses import AddressPolicy
+from service.api.bodies import StrictBody
 from service.api.controllers import (
     AskController,
     HealthController,
@@ -140,6 +141,8 @@ def create_app(
             "ollama_http": Provide(provide_ollama_http, sync_to_thread=False),
             "llm_work": Provide(provide_llm_work, sync_to_thread=False),
         },
+        # Every `data` is decoded once, strictly, as the OpenAPI document reads it.
+        dto=StrictBody,
         exception_handlers={Exception: synopsis_error_handler},
         lifespan=[lifespan, metrics_lifespan],
         before_send=[send_request_id],

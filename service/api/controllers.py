@@ -26,7 +26,6 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
-from service.api.bodies import strict_body
 from service.api.crosssite import ANY_HOST
 from service.api.exceptions import RETRY_AFTER_SECONDS, synopsis_error_handler
 from service.api.limits import check_answer_limits, check_search_limits
@@ -234,7 +233,6 @@ class SearchController(Controller):
         self,
         data: JSONBody[SearchRequestBody],
         synopsis: SynopsisDependency,
-        request: Request[Any, Any, Any],
     ) -> list[SearchHit]:
         """The originals that best match the query, best first.
 
@@ -243,7 +241,6 @@ class SearchController(Controller):
         and what does not fit is left out. Without `k`, such a search looks at one hit
         per 250 tokens of budget (at least 5, at most 100).
         """
-        data = await strict_body(request, SearchRequestBody)  # Litestar's decoding is lax
         check_search_limits(data.query, data.k, synopsis.settings)
         context = data.to_context(synopsis.settings)
         if context is None:
@@ -310,7 +307,6 @@ class AskController(Controller):
         A key may have `SYNOPSIS_API_LLM_PER_KEY` model calls (answers, conversation turns,
         document summaries) running or waiting at once; one more is 429 with `Retry-After`.
         """
-        data = await strict_body(request, AskRequestBody)  # Litestar's decoding is lax
         check_answer_limits(data.question, data.k, synopsis.settings)
         search = data.to_request(synopsis.settings)
         owner = caller_id(request)

@@ -19,7 +19,6 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from service.api.bodies import strict_body
 from service.api.limits import check_answer_limits
 from service.api.llm_work import LlmWork
 from service.api.metrics import record_answer
@@ -157,7 +156,6 @@ class ConversationController(Controller):
         rewritten into a self-contained query first (`turn.query`, how: `turn.rewrite`),
         which is searched and answered like `POST /ask`; the turn is stored. The model calls
         count against the key's share, as `POST /ask`'s (429 past it)."""
-        data = await strict_body(request, MessageBody)
         check_answer_limits(data.question, None, synopsis.settings)
         found = await _owned(request, synopsis, conversation_id)
         updated, answer = await llm_work.run(

@@ -23,7 +23,6 @@ from litestar.params import FromPath, JSONBody, Parameter, SkipValidation
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
 
 from loaders.addresses import AddressPolicy
-from service.api.bodies import strict_body
 from service.api.jobs import JobQueueDependency, JobView, accepted
 from service.api.limits import check_crawl_limits
 from service.api.openapi import KEY_REQUIRED, error_responses
@@ -258,7 +257,6 @@ class RegisteredSourceController(Controller):
         400 naming the field when the location is not allowed (an address the policy
         refuses, a directory outside `SYNOPSIS_API_SOURCE_DIRECTORIES`, a path that is no
         directory) or a limit is exceeded. Sync it with `POST /sources/{name}/sync`."""
-        data = await strict_body(request, SourceCreate)  # Litestar's decoding is lax
         settings = synopsis.settings
         check_crawl_limits(data.crawl_depth, data.max_pages, settings)
         source = await asyncio.to_thread(
@@ -315,7 +313,6 @@ class RegisteredSourceController(Controller):
         """As `synopsis sources edit`: the source as it is now; 400 naming the field at
         fault (a group without a version, an interval under a minute), 404 when none is
         registered under `name`, 409 while it syncs."""
-        data = await strict_body(request, SourceEdit)  # Litestar's decoding is lax
         source = await asyncio.to_thread(
             synopsis.edit_registered,
             name,

@@ -11,6 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.api import create_app
+from service.api.bodies import StrictBody
 from service.index.queries import SearchFilters
 from service.query.hits import HIT_FIELDS
 from service.query.search import SearchRequest
@@ -232,3 +233,23 @@ def test_post_documents_takes_the_upload_limit_and_other_routes_the_body_limit()
     assert limits[("POST", "/documents")] == 5000
     assert limits[("GET", "/documents/{source:path}")] == 5000  # no body
     assert limits[("POST", "/search")] == limits[("POST", "/sources")] == 1000
+
+
+def test_every_body_is_decoded_once_strictly_by_the_apps_dto() -> None:
+    # Litestar's own decoding of `data` is lax (`{"k": "3"}` → 3): each route that takes a
+    # body has it decoded by StrictBody instead, before the handler, and only so.
+    app = create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
+    decoders = {
+        (method, route.path): handler.resolve_data_dto()
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", [])
+        if "data" in handler.parsed_fn_signature.parameters
+        for method in handler.http_methods
+    }
+    assert decoders == {
+        ("POST", "/search"): StrictBody,
+        ("POST", "/ask"): StrictBody,
+        ("POST", "/sources"): StrictBody,
+        ("PATCH", "/sources/{name:str}"): StrictBody,
+        ("POST", "/conversations/{conversation_id:str}/messages"): StrictBody,
+    }
