@@ -24,7 +24,7 @@ from weaviate.collections import Collection
 from weaviate.exceptions import WeaviateBaseError
 
 from service.errors import StoreError
-from service.index.replication import Replication
+from service.index.replication import ReplicatedCollections, Replication
 
 __all__ = ["FETCH_LIMIT", "IndexAccess", "store_errors"]
 
@@ -40,7 +40,7 @@ def store_errors(what: str) -> Iterator[None]:
         raise StoreError(f"{what} failed: {exc}") from exc
 
 
-class IndexAccess:
+class IndexAccess(ReplicatedCollections):
     """The client, the three collections' names and how they are read and written."""
 
     def __init__(
@@ -50,9 +50,7 @@ class IndexAccess:
         prefix: str = "",
         replication: Replication | None = None,
     ) -> None:
-        self.client = client
-        # Copies per object and consistency levels; the default: one copy, no levels.
-        self.replication = replication or Replication()
+        super().__init__(client, prefix=prefix, replication=replication)
         self.originals_name = f"{prefix}OriginalDocuments"
         self.summaries_name = f"{prefix}SummarizedDocuments"
         self.sources_name = f"{prefix}IngestedSources"
@@ -60,15 +58,12 @@ class IndexAccess:
     # Reads go through these, at the read consistency level; writes through `_writable`.
     @property
     def originals(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.originals_name))
+        return self._readable(self.originals_name)
 
     @property
     def summaries(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.summaries_name))
+        return self._readable(self.summaries_name)
 
     @property
     def sources(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.sources_name))
-
-    def _writable(self, name: str) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(name))
+        return self._readable(self.sources_name)

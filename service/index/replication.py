@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import weaviate
 from weaviate.classes.config import Configure, ConsistencyLevel, ReplicationDeletionStrategy
 from weaviate.collections import Collection
 from weaviate.collections.classes.config import ReplicationConfigCreate
@@ -32,7 +33,7 @@ from weaviate.collections.classes.config import ReplicationConfigCreate
 from service.errors import ConfigurationError
 from service.settings import CONSISTENCY_LEVELS, Settings
 
-__all__ = ["Replication", "consistent", "replication_config"]
+__all__ = ["ReplicatedCollections", "Replication", "consistent", "replication_config"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +87,30 @@ class Replication:
         if not self.enabled:
             return collection
         return collection.with_consistency_level(ConsistencyLevel(level))
+
+
+class ReplicatedCollections:
+    """What every store of Synopsis's data holds: one Weaviate client, the prefix of its
+    collections' names, and the replication under which it reads (`_readable`) and
+    writes (`_writable`) them."""
+
+    def __init__(
+        self,
+        client: weaviate.WeaviateClient,
+        *,
+        prefix: str = "",
+        replication: Replication | None = None,
+    ) -> None:
+        self.client = client
+        self.prefix = prefix
+        # Copies per object and consistency levels; the default: one copy, no levels.
+        self.replication = replication or Replication()
+
+    def _readable(self, name: str) -> Collection[Any, Any]:
+        return self.replication.for_reads(self.client.collections.use(name))
+
+    def _writable(self, name: str) -> Collection[Any, Any]:
+        return self.replication.for_writes(self.client.collections.use(name))
 
 
 def replication_config(settings: Settings) -> ReplicationConfigCreate | None:

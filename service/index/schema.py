@@ -27,7 +27,7 @@ from weaviate.collections import Collection
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateQueryError
 
 from service.errors import StoreError
-from service.index.replication import Replication
+from service.index.replication import ReplicatedCollections, Replication
 
 __all__ = [
     "USABLE_TIMEOUT_SECONDS",
@@ -112,7 +112,7 @@ def wait_usable(
         delay = min(delay * 2, 1.0)
 
 
-class RecordCollection:
+class RecordCollection(ReplicatedCollections):
     """One collection of the service's own records (leases, conversations, registered
     sources): its name (`prefix` + `collection`), how it is read and written under the
     replication settings, and its creation once per instance from `description` and
@@ -128,18 +128,17 @@ class RecordCollection:
         prefix: str = "",
         replication: Replication | None = None,
     ) -> None:
-        self.client = client
+        super().__init__(client, prefix=prefix, replication=replication)
         self.name = f"{prefix}{self.collection}"
-        self.replication = replication or Replication()
         self._ensured = False
 
     @property
     def _reads(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.name))
+        return self._readable(self.name)
 
     @property
     def _writes(self) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(self.name))
+        return self._writable(self.name)
 
     def properties(self) -> list[Property]:
         """The collection's properties when it is created."""

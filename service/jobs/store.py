@@ -33,7 +33,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.index.identity import NAMESPACE
 from service.index.leases import LeaseStore
 from service.index.records import now
-from service.index.replication import Replication
+from service.index.replication import ReplicatedCollections, Replication
 from service.index.schema import (
     create_records,
     ensure_collection,
@@ -50,7 +50,7 @@ CLAIM_SETTLE_SECONDS = 0.3
 _LIST_LIMIT = 1_000
 
 
-class JobStore:
+class JobStore(ReplicatedCollections):
     """Reads and writes jobs and their claims through one Weaviate client."""
 
     def __init__(
@@ -60,10 +60,9 @@ class JobStore:
         prefix: str = "",
         replication: Replication | None = None,
     ) -> None:
-        self.client = client
+        super().__init__(client, prefix=prefix, replication=replication)
         self.jobs_name = f"{prefix}IngestJobs"
         self.claims_name = f"{prefix}JobClaims"
-        self.replication = replication or Replication()
         # A key's share of the queue: one slot per queued or running job (`reserve`).
         self.leases = LeaseStore(client, prefix=prefix, replication=self.replication)
 
@@ -71,14 +70,11 @@ class JobStore:
     # read back at QUORUM each overlaps in at least one replica).
     @property
     def jobs(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.jobs_name))
+        return self._readable(self.jobs_name)
 
     @property
     def claims(self) -> Collection[Any, Any]:
-        return self.replication.for_reads(self.client.collections.use(self.claims_name))
-
-    def _writable(self, name: str) -> Collection[Any, Any]:
-        return self.replication.for_writes(self.client.collections.use(name))
+        return self._readable(self.claims_name)
 
     def ensure_schema(self) -> None:
         """Create both collections unless they exist (safe when several processes do it at
