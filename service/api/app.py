@@ -65,12 +65,18 @@ def create_app(
     *,
     synopsis: Synopsis | None = None,
     ollama_http: httpx.AsyncClient | None = None,
+    background: bool = True,
 ) -> Litestar:
     """Build the API.
 
     `settings` defaults to `Settings.from_env()`. An injected `synopsis` or `ollama_http`
     (an `httpx.AsyncClient` whose base URL is Ollama's, used by `/health`) is used as is
     and left open; otherwise the lifespan opens one at startup and closes it at shutdown.
+
+    `background`: while the app runs, watch Weaviate (`service.api.watch`) and run the
+    job workers, the scheduled syncs and the retention sweeper over the core's Weaviate
+    (`service.api.jobs`). Without it `/jobs` and ingests answer 503 and nothing watches
+    Weaviate: for a core that has no Weaviate of its own (a test's stand-in).
 
     Raises `ConfigurationError` for an unreadable keys file, or an open API (no key, no
     `api_allow_open`) on a non-loopback `api_host`.
@@ -106,8 +112,7 @@ def create_app(
             # Model calls on threads of their own, with a per-key share (`llm_work`).
             app.state.llm_work = LlmWork.for_settings(resolved)
             stack.callback(app.state.llm_work.close)
-            # Jobs and the watch need the real core (its Weaviate); a test's fake has none.
-            if isinstance(app.state.synopsis, Synopsis):
+            if background:
                 await stack.enter_async_context(watching_weaviate(app, resolved))
                 await stack.enter_async_context(running_jobs(app, app.state.synopsis, resolved))
             await stack.enter_async_context(mcp.lifespan())

@@ -21,7 +21,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import JSONBody, SkipValidation
+from litestar.params import JSONBody
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
@@ -44,7 +44,7 @@ from service.api.schemas import (
     SearchRequestBody,
 )
 from service.api.security import caller_id, require_read
-from service.api.watch import WeaviateWatch
+from service.api.watch import weaviate_watch
 from service.errors import EmbeddingMismatchError
 from service.query.answer import Answer
 from service.synopsis import Synopsis
@@ -63,10 +63,9 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-# The app provides these itself; validating them per request would only reject test fakes.
-SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
-OllamaHttpDependency = NamedDependency[SkipValidation[httpx.AsyncClient]]
-LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
+SynopsisDependency = NamedDependency[Synopsis]
+OllamaHttpDependency = NamedDependency[httpx.AsyncClient]
+LlmWorkDependency = NamedDependency[LlmWork]
 
 
 def provide_synopsis(state: State) -> Synopsis:
@@ -133,8 +132,8 @@ class ReadyController(Controller):
             _weaviate_health(synopsis, rid), _ollama_health(ollama_http, rid)
         )
         if weaviate != "ok":
-            watch = getattr(request.app.state, "weaviate_watch", None)
-            if isinstance(watch, WeaviateWatch):
+            watch = weaviate_watch(request.app.state)
+            if watch is not None:
                 watch.failed(f"/ready: {weaviate}")
         schema = await _schema_health(synopsis, rid) if weaviate == "ok" else "unknown"
         ok = weaviate == ollama == "ok" and schema in ("ok", _EMPTY_INDEX)

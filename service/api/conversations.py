@@ -16,7 +16,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, JSONBody, SkipValidation
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from service.api.limits import check_answer_limits
@@ -30,8 +30,8 @@ from service.synopsis import Synopsis
 
 __all__ = ["ConversationController"]
 
-SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
-LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
+SynopsisDependency = NamedDependency[Synopsis]
+LlmWorkDependency = NamedDependency[LlmWork]
 
 
 class MessageBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

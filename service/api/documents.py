@@ -39,15 +39,19 @@ from service.synopsis import Synopsis
 
 __all__ = [
     "SUMMARY_SUFFIX",
+    "AddressPolicyDependency",
     "DocumentController",
     "provide_address_policy",
     "provide_job_store",
 ]
 
-SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
-JobStoreDependency = NamedDependency[SkipValidation[JobStore]]
+SynopsisDependency = NamedDependency[Synopsis]
+JobStoreDependency = NamedDependency[JobStore]
+# Not validated per request, unlike the others (an isinstance check): msgspec converts a
+# dataclass field by field, which would rebuild the policy, and cannot (its networks
+# are a union of two classes).
 AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
-LlmWorkDependency = NamedDependency[SkipValidation[LlmWork]]
+LlmWorkDependency = NamedDependency[LlmWork]
 
 # offset + limit within Weaviate's QUERY_MAXIMUM_RESULTS (10,000 by default).
 _MAX_OFFSET = 10_000 - 200

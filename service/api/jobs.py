@@ -14,7 +14,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import FromPath, Parameter, SkipValidation
+from litestar.params import FromPath, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from loaders import LoadOptions
@@ -44,7 +44,7 @@ __all__ = [
     "running_jobs",
 ]
 
-JobQueueDependency = NamedDependency[SkipValidation[JobQueue]]
+JobQueueDependency = NamedDependency[JobQueue]
 
 # Weaviate answers at most QUERY_MAXIMUM_RESULTS (10,000 by default) objects of a query,
 # counting the skipped ones: offset + limit must stay within it.

@@ -19,10 +19,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter, SkipValidation
+from litestar.params import FromPath, JSONBody, Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_202_ACCEPTED
 
-from loaders.addresses import AddressPolicy
+from service.api.documents import AddressPolicyDependency
 from service.api.jobs import JobQueueDependency, JobView, accepted
 from service.api.limits import check_crawl_limits
 from service.api.openapi import KEY_REQUIRED, error_responses
@@ -41,8 +41,7 @@ __all__ = [
     "SyncReportView",
 ]
 
-SynopsisDependency = NamedDependency[SkipValidation[Synopsis]]
-AddressPolicyDependency = NamedDependency[SkipValidation[AddressPolicy]]
+SynopsisDependency = NamedDependency[Synopsis]
 
 
 class SourceCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -21,11 +21,18 @@ from typing import Any
 
 import httpx
 from litestar import Litestar, Request
+from litestar.datastructures import State
 
 from service.errors import StoreError
 from service.settings import Settings
 
-__all__ = ["UNWATCHED_PATHS", "WeaviateWatch", "refuse_while_down", "watching_weaviate"]
+__all__ = [
+    "UNWATCHED_PATHS",
+    "WeaviateWatch",
+    "refuse_while_down",
+    "watching_weaviate",
+    "weaviate_watch",
+]
 
 #: Routes that answer without Weaviate (or report its state themselves).
 UNWATCHED_PATHS = ("/health", "/ready", "/metrics", "/schema", "/ui/")
@@ -97,10 +104,17 @@ async def watching_weaviate(app: Litestar, settings: Settings) -> AsyncIterator[
                 await task
 
 
+def weaviate_watch(state: State) -> WeaviateWatch | None:
+    """The watch `watching_weaviate` keeps on the app's `state`; None in an app that runs
+    none (`create_app(background=False)`)."""
+    watch: WeaviateWatch | None = getattr(state, "weaviate_watch", None)
+    return watch
+
+
 async def refuse_while_down(request: Request[Any, Any, Any]) -> None:
     """Answer 503 at once, before the handler, while Weaviate's last probe failed."""
-    watch = getattr(request.app.state, "weaviate_watch", None)
-    if not isinstance(watch, WeaviateWatch) or not watch.down:
+    watch = weaviate_watch(request.app.state)
+    if watch is None or not watch.down:
         return
     if request.url.path == "/" or request.url.path.startswith(UNWATCHED_PATHS):
         return

@@ -13,7 +13,7 @@ is not shared: a second client at once gets an app of its own.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 import httpx
 from litestar import Litestar
@@ -27,7 +27,7 @@ from tests.service.serving import IN_PROCESS_URL
 __all__ = ["client_over"]
 
 
-class _NoCore:
+class _NoCore(Synopsis):
     """The core an app is built with until a test's fake is swapped in: never used."""
 
     def __init__(self, settings: Settings) -> None:
@@ -42,9 +42,10 @@ class _SharedApp:
         self.settings = settings
         self.app = create_app(
             settings,
-            synopsis=cast(Synopsis, _NoCore(settings)),
+            synopsis=_NoCore(settings),
             # Replaced by the test's once the lifespan has run; never sent a request.
             ollama_http=httpx.AsyncClient(base_url="http://127.0.0.1:9"),
+            background=False,  # no Weaviate to watch or run jobs on
         )
         self.built_state = dict(self.app.state)
         self.in_use = False

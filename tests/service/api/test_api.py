@@ -109,8 +109,13 @@ class FakeConversations:
         self.saved.pop(conversation_id, None)
 
 
-class FakeSynopsis:
-    """Stands in for `Synopsis` where the point is the API's own mapping and validation."""
+class FakeSynopsis(Synopsis):
+    """Stands in for `Synopsis` where the point is the API's own mapping and validation.
+
+    A `Synopsis` (the API's dependencies are checked to be one) without its connections:
+    `Synopsis.__init__` is not called, so a method not written here has no Weaviate and
+    fails if a test reaches it.
+    """
 
     def __init__(
         self,
@@ -132,9 +137,13 @@ class FakeSynopsis:
         self.closed = False
         # What a streamed answer's model writes (a real Answerer streams it).
         self.model = ScriptedStreamModel(tokens=["Use", " ", "range(3)", " ", "[1]."])
-        self.conversations = FakeConversations()
+        self._fake_conversations = FakeConversations()
         self.started = 0
         self.registry = MemoryRegistry()
+
+    @property
+    def conversations(self) -> FakeConversations:  # type: ignore[override]
+        return self._fake_conversations
 
     def weaviate_ready(self) -> bool:
         if isinstance(self.ready, Exception):
@@ -642,7 +651,9 @@ def test_a_failure_before_the_stream_is_an_ordinary_error_response() -> None:
 def test_a_client_that_disconnects_stops_the_generation(fake: FakeSynopsis) -> None:
     """At the ASGI level: the client reads three tokens, then disconnects."""
     fake.model = ScriptedStreamModel(tokens=["x "] * 1000, delay=0.005)
-    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     body = json.dumps({"question": "How do I loop?", "stream": True}).encode()
     scope = {
         "type": "http",
@@ -964,6 +975,25 @@ def test_every_operation_has_an_operation_id(client: TestClient[Any]) -> None:
         ("DELETE", "/documents/{source}"): "deleteDocument",
         ("GET", "/stats"): "getStats",
     }.items() <= operations.items()
+
+
+def test_a_dependency_of_the_wrong_type_is_an_internal_error() -> None:
+    # The app's dependencies are checked per request: a core that is no `Synopsis` is
+    # the server's fault (500), and it is never called.
+    class NotACore:
+        def __init__(self) -> None:
+            self.settings = Settings()
+            self.calls: list[str] = []
+
+        def stats(self) -> dict[str, object]:
+            self.calls.append("stats")
+            return {}
+
+    core = NotACore()
+    with _client(cast(FakeSynopsis, core)) as client:
+        response = client.get("/stats")
+    assert (response.status_code, response.json()["error"]) == (500, "InternalServerException")
+    assert core.calls == []
 
 
 def test_an_injected_synopsis_is_left_open(fake: FakeSynopsis) -> None:

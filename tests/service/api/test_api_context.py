@@ -56,7 +56,9 @@ class ContextSynopsis(FakeSynopsis):
 
 
 def _post(fake: FakeSynopsis, body: dict[str, Any]) -> Any:
-    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         return client.post("/search", json=body)
 

@@ -68,7 +68,9 @@ class SlowSynopsis(FakeSynopsis):
 def _app(fake: FakeSynopsis, **settings: Any) -> Any:
     configured = Settings().with_overrides(api_read_keys=",".join(KEYS), **settings)
     fake.settings = configured
-    return create_app(configured, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    return create_app(
+        configured, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
 
 
 @asynccontextmanager

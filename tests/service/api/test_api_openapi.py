@@ -23,7 +23,9 @@ from tests.service.serving import IN_PROCESS_URL
 
 def _document(settings: Settings) -> dict[str, Any]:
     fake = FakeSynopsis()
-    app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         document: dict[str, Any] = client.get("/schema/openapi.json").json()
     return document
@@ -146,7 +148,9 @@ def test_search_bodies_are_decoded_strictly(
     body: dict[str, Any], status: int, field: str | None
 ) -> None:
     fake = FakeSynopsis()
-    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         response = client.post("/search", json=body)
     assert response.status_code == status, response.text
@@ -160,7 +164,9 @@ def test_search_bodies_are_decoded_strictly(
 @pytest.mark.parametrize("path", ["/jobs?offset=9901", "/documents/a.md?offset=9801"])
 def test_offsets_stay_within_what_weaviate_reads(path: str) -> None:
     # Weaviate refuses offset + limit over 10,000 (a 5xx, found by the fuzz run).
-    app = create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok), background=False
+    )
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         client.app.state.job_queue = client.app.state.jobs = object()  # never reached
         response = client.get(path)
@@ -216,7 +222,11 @@ def test_every_parameter_is_declared_in_litestars_current_style() -> None:
     # `FromPath[...]` names it a path parameter.
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
-        create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
+        create_app(
+            synopsis=cast(Synopsis, FakeSynopsis()),
+            ollama_http=_ollama(_ollama_ok),
+            background=False,
+        )
 
 
 def test_post_documents_takes_the_upload_limit_and_other_routes_the_body_limit() -> None:
@@ -238,7 +248,9 @@ def test_post_documents_takes_the_upload_limit_and_other_routes_the_body_limit()
 def test_every_body_is_decoded_once_strictly_by_the_apps_dto() -> None:
     # Litestar's own decoding of `data` is lax (`{"k": "3"}` → 3): each route that takes a
     # body has it decoded by StrictBody instead, before the handler, and only so.
-    app = create_app(synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, FakeSynopsis()), ollama_http=_ollama(_ollama_ok), background=False
+    )
     decoders = {
         (method, route.path): handler.resolve_data_dto()
         for route in app.routes

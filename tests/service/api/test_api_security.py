@@ -92,7 +92,9 @@ CREDENTIALS: list[tuple[str | None, Role | None]] = [
 def _client(settings: Settings, fake: FakeSynopsis | None = None) -> TestClient[Any]:
     fake = fake or FakeSynopsis()
     fake.settings = fake.settings.with_overrides(**_api_fields(settings))
-    app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     return TestClient(app, base_url=IN_PROCESS_URL)
 
 
@@ -390,7 +392,12 @@ def test_an_open_api_answers_only_connections_that_arrive_on_loopback(
     that arrived on a non-loopback address of this machine finds an open API closed."""
     fake = FakeSynopsis()
     fake.settings = fake.settings.with_overrides(**_api_fields(settings))
-    app = create_app(fake.settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        fake.settings,
+        synopsis=cast(Synopsis, fake),
+        ollama_http=_ollama(_ollama_ok),
+        background=False,
+    )
     # The test client's scope names the base URL's host as the server's address.
     with TestClient(app, base_url="http://192.168.1.5:8000") as client:
         response = client.post("/search", json={"query": "range()"})

@@ -47,7 +47,9 @@ def _app(*, keys: bool) -> Litestar:
     fake = ToolSynopsis()
     if keys:
         fake.settings = Settings().with_overrides(api_read_keys=READ_KEY, api_write_keys=WRITE_KEY)
-    return create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    return create_app(
+        synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,7 +163,9 @@ def test_mcp_serves_the_hosts_and_origins_the_api_serves(
 ) -> None:
     fake = ToolSynopsis()
     fake.settings = settings
-    app = create_app(settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        settings, synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     with TestClient(app, base_url=IN_PROCESS_URL) as client:
         for host, origin, status in [
             (served, None, 200),
@@ -206,7 +210,9 @@ def test_mcp_ask_runs_on_the_model_executor_within_the_keys_share_of_post_ask() 
     fake.settings = Settings().with_overrides(
         api_read_keys=f"{READ_KEY},{WRITE_KEY}", api_llm_workers=2, api_llm_per_key=1
     )
-    app = create_app(synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok))
+    app = create_app(
+        synopsis=cast(Synopsis, fake), ollama_http=_ollama(_ollama_ok), background=False
+    )
     question = {"question": "How do I loop?"}
 
     async def run() -> None:
