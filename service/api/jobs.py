@@ -24,12 +24,12 @@ from service.api.openapi import KEY_REQUIRED, error_responses
 from service.api.security import caller_id, require_write
 from service.errors import JobsUnavailableError
 from service.index.replication import Replication
+from service.ingest.load_options import load_options
 from service.jobs.queue import JobQueue
 from service.jobs.records import Job
 from service.jobs.runner import JobRunner
 from service.jobs.schedule import SyncScheduler
 from service.jobs.store import JobStore
-from service.models.captions import load_options
 from service.retention import Sweeper
 from service.settings import Settings
 from service.synopsis import Synopsis

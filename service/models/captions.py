@@ -15,14 +15,10 @@ import ollama
 from langchain_core.messages import HumanMessage
 
 from service.errors import ConfigurationError, ModelError
-
-# `load_options` moved to `service.ingest.load_options`; this name stays until the HTTP
-# API's job wiring (the last caller) imports it from there.
-from service.ingest.load_options import load_options
 from service.models.chat import ollama_chat
 from service.settings import Settings
 
-__all__ = ["CAPTION_PROMPT", "OllamaCaptioner", "load_options"]
+__all__ = ["CAPTION_PROMPT", "OllamaCaptioner"]
 
 CAPTION_PROMPT = (
     "Describe this image from a technical document in one sentence: what it shows and "
