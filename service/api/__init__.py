@@ -1,8 +1,9 @@
 """The HTTP API of Synopsis (Litestar): `create_app(settings)`; served by `synopsis serve`.
 
 Endpoints: health and readiness, `POST /search`, `POST /ask`, `/documents` (what is
-indexed, and ingests as jobs), `/jobs`, `/sources` (registered sources and their syncs),
-`/conversations`, `GET /stats`, the MCP tools at `/mcp`; OpenAPI at `/schema`.
+indexed, a document's summary, and ingests as jobs), `/jobs`, `/sources` (registered
+sources and their syncs), `/conversations`, `GET /stats`, `GET /metrics` (Prometheus),
+the search page at `/`, the MCP tools at `/mcp`; OpenAPI at `/schema`.
 
 `create_app` is imported on first use: the MCP tools (`service.mcp`) use this
 package's schemas and limits, and the app mounts the MCP endpoint, so importing a
