@@ -55,6 +55,8 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
+from service.api.background import running_beside
+
 __all__ = [
     "EMBEDDING_CALLS",
     "LLM_CALLS",
@@ -317,13 +319,8 @@ async def metrics_lifespan(app: Litestar) -> AsyncIterator[None]:
             if synopsis is not None:
                 sync_embedding_calls(synopsis)
 
-    task = asyncio.create_task(loop())
-    try:
+    async with running_beside(loop()):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def reset_multiprocess_dir(directory: Path) -> Path:

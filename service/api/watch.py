@@ -13,7 +13,6 @@ restart. A request already in flight when Weaviate dies still waits for the clie
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,6 +22,7 @@ import httpx
 from litestar import Litestar, Request
 from litestar.datastructures import State
 
+from service.api.background import running_beside
 from service.errors import StoreError
 from service.settings import Settings
 
@@ -94,14 +94,8 @@ async def watching_weaviate(app: Litestar, settings: Settings) -> AsyncIterator[
         weaviate_ready_url(settings), interval=settings.api.weaviate_probe_seconds
     )
     app.state.weaviate_watch = watch
-    async with httpx.AsyncClient() as http:
-        task = asyncio.create_task(watch.run(http))
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    async with httpx.AsyncClient() as http, running_beside(watch.run(http)):
+        yield
 
 
 def weaviate_watch(state: State) -> WeaviateWatch | None:
