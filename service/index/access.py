@@ -19,12 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import weaviate
 from weaviate.collections import Collection
 from weaviate.exceptions import WeaviateBaseError
 
 from service.errors import StoreError
-from service.index.replication import ReplicatedCollections, Replication
+from service.index.replication import ReplicatedCollections
 
 __all__ = ["FETCH_LIMIT", "IndexAccess", "store_errors"]
 
@@ -43,17 +42,17 @@ def store_errors(what: str) -> Iterator[None]:
 class IndexAccess(ReplicatedCollections):
     """The client, the three collections' names and how they are read and written."""
 
-    def __init__(
-        self,
-        client: weaviate.WeaviateClient,
-        *,
-        prefix: str = "",
-        replication: Replication | None = None,
-    ) -> None:
-        super().__init__(client, prefix=prefix, replication=replication)
-        self.originals_name = f"{prefix}OriginalDocuments"
-        self.summaries_name = f"{prefix}SummarizedDocuments"
-        self.sources_name = f"{prefix}IngestedSources"
+    @property
+    def originals_name(self) -> str:
+        return f"{self.prefix}OriginalDocuments"
+
+    @property
+    def summaries_name(self) -> str:
+        return f"{self.prefix}SummarizedDocuments"
+
+    @property
+    def sources_name(self) -> str:
+        return f"{self.prefix}IngestedSources"
 
     # Reads go through these, at the read consistency level; writes through `_writable`.
     @property

@@ -121,16 +121,11 @@ class RecordCollection(ReplicatedCollections):
     collection: ClassVar[str]
     description: ClassVar[str]
 
-    def __init__(
-        self,
-        client: weaviate.WeaviateClient,
-        *,
-        prefix: str = "",
-        replication: Replication | None = None,
-    ) -> None:
-        super().__init__(client, prefix=prefix, replication=replication)
-        self.name = f"{prefix}{self.collection}"
-        self._ensured = False
+    _ensured = False  # the collection was made or found by this instance
+
+    @property
+    def name(self) -> str:
+        return f"{self.prefix}{self.collection}"
 
     @property
     def _reads(self) -> Collection[Any, Any]:
