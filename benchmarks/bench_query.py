@@ -513,6 +513,16 @@ def synopsis_overhead(synopsis: Synopsis, settings: Settings) -> dict[str, float
             summary_floor.hybrid, QUERIES[0], vector, 3 * K
         ),
     }
+    # The embedding model alone, on texts it has not seen (the query cache is not in the
+    # way): one text per call, and 32 per call (what a shared call carries at 32 callers).
+    raw = ollama_embeddings(settings)
+    fresh = iter(range(1_000_000))
+
+    def new_texts(count: int) -> list[str]:
+        return [f"{QUERIES[i % len(QUERIES)]} {next(fresh)}" for i in range(count)]
+
+    calls["embedding call, 1 new text"] = lambda: raw.embed_documents(new_texts(1))
+    calls["embedding call, 32 new texts"] = lambda: raw.embed_documents(new_texts(32))
     medians: dict[str, float] = {}
     for name, call in calls.items():
         times = []
