@@ -15,7 +15,7 @@ uv run --frozen synopsis stack up
 host=127.0.0.1
 port="${SYNOPSIS_API_PORT:-8000}"
 api="http://$host:$port"
-run_dir="$(uv run --frozen python -c 'from service.settings import Settings; print(Settings.from_env().data_dir)')/run"
+run_dir="$(uv run --frozen python -c 'from service.settings import Settings; print(Settings.from_env().stack.data_dir)')/run"
 if curl -fsS "$api/health" >/dev/null 2>&1; then
   echo "==> the API already answers on $api"
   serve_pid="$(cat "$run_dir/api.pid" 2>/dev/null || true)"
