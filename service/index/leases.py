@@ -11,7 +11,8 @@ Taking a name inserts its object: Weaviate refuses to insert an id that exists (
 or hung past it without renewing) is taken over by replacing the object. Two takers at
 the very same moment can both pass (Weaviate's existence check and the write are not one
 step; the last write wins), so a taker reads the lease back `LEASE_SETTLE_SECONDS` after
-its write (`holder`) before it acts on it, as job claims do (`service.jobs.store`).
+its write (`holder`) before it acts on it, as job claims do (`service.jobs.store`); the
+store's `settle` (`Settings.external.lease_settle_seconds`) says how long.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 
 from service.index.identity import NAMESPACE
 from service.index.records import now
+from service.index.replication import SETTLE_SECONDS
 from service.index.schema import RecordCollection, keyword_property
 
 __all__ = ["LEASE_SETTLE_SECONDS", "LeaseStore", "lease_id"]
 
-#: How long after its write a taker reads a lease back (see the module docstring).
-LEASE_SETTLE_SECONDS = 0.3
+#: How long after its write a taker reads a lease back by default (see the module docstring).
+LEASE_SETTLE_SECONDS = SETTLE_SECONDS
 _LIST_LIMIT = 10_000
 
 
@@ -55,6 +57,11 @@ class LeaseStore(RecordCollection):
             Property(name="taken_at", data_type=DataType.DATE),
             Property(name="expires_at", data_type=DataType.DATE),
         ]
+
+    @property
+    def settle(self) -> float:
+        """How long after its write a taker reads a lease back (the replication's)."""
+        return self.replication.settle_seconds
 
     def take(self, name: str, *, holder: str, seconds: float, group: str = "") -> bool:
         """Write a lease on `name` for `holder` unless another holder's is running: True

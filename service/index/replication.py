@@ -33,20 +33,34 @@ from weaviate.collections.classes.config import ReplicationConfigCreate
 from service.errors import ConfigurationError
 from service.settings import CONSISTENCY_LEVELS, Settings
 
-__all__ = ["ReplicatedCollections", "Replication", "consistent", "replication_config"]
+__all__ = [
+    "SETTLE_SECONDS",
+    "ReplicatedCollections",
+    "Replication",
+    "consistent",
+    "replication_config",
+]
+
+#: How long after writing a lease, a slot or a claim its taker reads it back by default
+#: (`Settings.external.lease_settle_seconds`; `service.index.leases`).
+SETTLE_SECONDS = 0.3
 
 
 @dataclass(frozen=True, kw_only=True)
 class Replication:
-    """How many copies a collection keeps, and how many of them a read or a write waits for."""
+    """How many copies a collection keeps, how many of them a read or a write waits for,
+    and how long after writing a lease, a slot or a claim its taker reads it back."""
 
     factor: int = 1
     read_consistency: str = "QUORUM"
     write_consistency: str = "QUORUM"
+    settle_seconds: float = SETTLE_SECONDS
 
     def __post_init__(self) -> None:
         if self.factor < 1:
             raise ConfigurationError(f"replication factor {self.factor} is below 1")
+        if self.settle_seconds < 0:
+            raise ConfigurationError(f"settle time {self.settle_seconds} is below 0")
         for level in (self.read_consistency, self.write_consistency):
             if level not in CONSISTENCY_LEVELS:
                 raise ConfigurationError(
@@ -59,6 +73,7 @@ class Replication:
             factor=settings.external.replication_factor,
             read_consistency=settings.external.read_consistency,
             write_consistency=settings.external.write_consistency,
+            settle_seconds=settings.external.lease_settle_seconds,
         )
 
     @property

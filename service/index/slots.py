@@ -14,8 +14,6 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from service.index.leases import LEASE_SETTLE_SECONDS
-
 __all__ = ["SLOT_SECONDS", "SlotLeases", "Slots"]
 
 #: A slot's lease does not end by itself: its holder, or the sweeper, releases it.
@@ -24,6 +22,9 @@ SLOT_SECONDS = 100 * 365 * 24 * 3600.0
 
 class SlotLeases(Protocol):
     """What slots need of a lease store (`service.index.leases.LeaseStore`)."""
+
+    @property
+    def settle(self) -> float: ...
 
     def take(self, name: str, *, holder: str, seconds: float, group: str = "") -> bool: ...
 
@@ -43,12 +44,12 @@ class Slots:
         *,
         kind: str,
         limit: int,
-        settle: float = LEASE_SETTLE_SECONDS,
+        settle: float | None = None,
     ) -> None:
         self.leases = leases
         self.kind = kind
         self.limit = limit
-        self.settle = settle
+        self.settle = leases.settle if settle is None else settle
 
     def take(self, key: str, holder: str) -> bool:
         """A slot of `key` for `holder`; False when all `limit` are held."""

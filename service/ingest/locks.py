@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from service.errors import SourceBusyError
-from service.index.leases import LEASE_SETTLE_SECONDS
 
 __all__ = ["Leases", "SourceLocks", "holding", "source_lease"]
 
@@ -45,6 +44,9 @@ log = logging.getLogger(__name__)
 
 class Leases(Protocol):
     """What the locks need of a lease store (`service.index.leases.LeaseStore`)."""
+
+    @property
+    def settle(self) -> float: ...
 
     def take(self, name: str, *, holder: str, seconds: float) -> bool: ...
 
@@ -80,7 +82,7 @@ class SourceLocks:
         seconds: float = 60.0,
         wait: float = 600.0,
         poll: float = 0.5,
-        settle: float = LEASE_SETTLE_SECONDS,
+        settle: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         holder: str | None = None,
     ) -> None:
@@ -88,7 +90,7 @@ class SourceLocks:
         self.seconds = seconds
         self.wait = wait
         self.poll = poll
-        self.settle = settle
+        self.settle = leases.settle if settle is None else settle
         self.holder = holder or new_holder()
         self._on_wait = on_wait or (lambda _source: None)
         self._held: dict[str, float] = {}  # source → monotonic time its lease was written

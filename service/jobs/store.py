@@ -8,7 +8,8 @@ Collections (names may carry `Settings.external.collection_prefix`):
   refuses to insert an object whose id exists (HTTP 422), which makes the insert a
   claim that only one worker wins. Two inserts at the very same moment can both pass
   Weaviate's existence check; the last write wins, so a claimant reads the claim back
-  after `CLAIM_SETTLE_SECONDS` and goes on only if it is still its own.
+  after the replication's settle time (`Settings.external.lease_settle_seconds`,
+  `CLAIM_SETTLE_SECONDS` by default) and goes on only if it is still its own.
 
 Weaviate has no transactions: every other change is a single-object update, and the
 states a job moves through (`service.jobs.records`) are such that a lost race is
@@ -33,7 +34,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError
 from service.index.identity import NAMESPACE
 from service.index.leases import LeaseStore
 from service.index.records import now
-from service.index.replication import ReplicatedCollections, Replication
+from service.index.replication import SETTLE_SECONDS, ReplicatedCollections, Replication
 from service.index.schema import (
     create_records,
     ensure_collection,
@@ -45,8 +46,9 @@ from service.jobs.records import ACTIVE_STATES, JOB_STATES, Job, JobProgress, Jo
 
 __all__ = ["CLAIM_SETTLE_SECONDS", "JobStore"]
 
-#: How long a claimant waits before it reads its claim back (see the module docstring).
-CLAIM_SETTLE_SECONDS = 0.3
+#: How long a claimant waits before it reads its claim back by default (see the module
+#: docstring).
+CLAIM_SETTLE_SECONDS = SETTLE_SECONDS
 _LIST_LIMIT = 1_000
 
 
@@ -245,7 +247,7 @@ class JobStore(ReplicatedCollections):
             if exc.status_code == 422:
                 return False  # already claimed
             raise
-        time.sleep(CLAIM_SETTLE_SECONDS)
+        time.sleep(self.replication.settle_seconds)
         stored = self.claims.query.fetch_object_by_id(claim_id)
         if stored is None or stored.properties.get("worker") != worker:
             return False

@@ -48,6 +48,13 @@ class ExternalSettings(Section):
     write_consistency: ConsistencyLevel = setting(
         "QUORUM", "How many copies must acknowledge a write (used only with a factor above 1)."
     )
+    # Two takers at the very same moment can both pass Weaviate's check that an id is new
+    # (the last write wins), so each reads its write back this long after it.
+    lease_settle_seconds: float = setting(
+        0.3,
+        "How long (seconds) after writing a source lease, a job slot or a job claim a "
+        "process reads it back to know that it holds it.",
+    )
     ollama_url: str = setting(
         "", "An external Ollama, e.g. `http://ollama:11434`; empty: the local stack's own."
     )
@@ -61,3 +68,6 @@ class ExternalSettings(Section):
         if self.replication_factor < 1:
             name = self.variables()["replication_factor"]
             raise ConfigurationError(f"{name} must be at least 1")
+        if self.lease_settle_seconds < 0:
+            name = self.variables()["lease_settle_seconds"]
+            raise ConfigurationError(f"{name} must be at least 0")

@@ -10,6 +10,9 @@ import time
 class MemoryLeases:
     """Leases by name: (holder, monotonic end)."""
 
+    #: Read-backs need no wait: one process, one dict.
+    settle = 0.0
+
     def __init__(self) -> None:
         self.leases: dict[str, tuple[str, float]] = {}
         self.renewals = 0

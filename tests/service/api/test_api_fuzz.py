@@ -2,12 +2,13 @@
 
 The app is `create_app`'s, on collections prefixed `TestApiFuzz` holding one small
 indexed page (so searches find something), with `jobs_workers=0`: a fuzzed
-`POST /documents` only queues its job, nothing runs the LLM for it. Every operation of
-`/schema/openapi.json` is fuzzed with a write key, and once more without any key, with
-data that fits the document (positive) and data that does not (negative), checking every
-response with all of schemathesis' checks: no 5xx (`not_a_server_error`),
-status codes, content types, headers and bodies as the document declares them, invalid
-data rejected, valid data accepted.
+`POST /documents` only queues its job, nothing runs the LLM for it; one request is sent
+at a time, so no job slot or source lease is read back after a settle time
+(`lease_settle_seconds=0`). Every operation of `/schema/openapi.json` is fuzzed with a
+write key, and once more without any key, with data that fits the document (positive)
+and data that does not (negative), checking every response with all of schemathesis'
+checks: no 5xx (`not_a_server_error`), status codes, content types, headers and bodies
+as the document declares them, invalid data rejected, valid data accepted.
 
 `POST /ask` gets `ASK_EXAMPLES` examples per mode only (each one whose retrieval passes
 calls the local LLM: the smallest model, briefly); every other operation `EXAMPLES` with the key
@@ -106,6 +107,11 @@ def fuzz_app(
         # The name schemathesis' in-process client sends as Host.
         api_allowed_hosts="testserver",
         summary_timeout=max(cheap_settings.summaries.timeout, 600.0),
+        # Each queued job takes a slot of its key and each delete a source lease, read back
+        # 0.3 s after the write in case another process took it at the same moment. Here
+        # one process sends one request at a time, so nothing can: no wait (0.3 s by
+        # default, pinned by tests/service/index/test_replication.py).
+        lease_settle_seconds=0.0,
     )
     _drop(configured)
     page = tmp_path_factory.mktemp("fuzz-docs") / "loops.md"

@@ -5,7 +5,8 @@ before is still there, whole.
 
 A source that would split into more than `SYNOPSIS_MAX_CHUNKS_PER_SOURCE` chunks (here 20)
 is refused before anything of it is written: each chunk costs a model call. Summaries only
-need to exist here (`cheap_settings`), and the fetch deadline is 3 s, not 60.
+need to exist here (`cheap_settings`), and the fetch deadline is 3 s, not 60. One job
+runs at a time, so its slot, claim and source lease are read back without a settle time.
 
 The injection pages (eval/injection: documentation that tells the answer model to ignore
 its instructions, output a link, reveal its prompt) are indexed too, and one question per
@@ -75,6 +76,9 @@ def client(cheap_settings: Settings) -> Iterator[TestClient[Any]]:
         api_write_keys="hostile-write",
         fetch_allow="127.0.0.1",
         max_chunks_per_source=MAX_CHUNKS,
+        # One process runs one job at a time (the tests wait for each): no other taker
+        # of its slot, claim or source lease, so no settle time (0.3 s by default).
+        lease_settle_seconds=0.0,
     )
     weaviate = connect_weaviate(configured)
     try:

@@ -10,9 +10,13 @@ import pytest
 from weaviate.classes.config import ConsistencyLevel, ReplicationDeletionStrategy
 
 from service.errors import ConfigurationError
+from service.index.leases import LEASE_SETTLE_SECONDS
 from service.index.records import ChunkPlace, SourceRecord, now
 from service.index.replication import Replication, consistent, replication_config
+from service.index.slots import Slots
 from service.index.store import Store
+from service.ingest.locks import SourceLocks
+from service.jobs.store import CLAIM_SETTLE_SECONDS, JobStore
 from service.settings import Settings
 
 
@@ -119,6 +123,7 @@ def test_helpers_leave_factor_one_alone() -> None:
     [
         ({"factor": 0}, "replication factor 0 is below 1"),
         ({"read_consistency": "one"}, "consistency level 'one' is not one of ONE, QUORUM, ALL"),
+        ({"settle_seconds": -0.1}, "settle time -0.1 is below 0"),
     ],
 )
 def test_invalid_replication(kwargs: dict[str, Any], message: str) -> None:
@@ -170,3 +175,31 @@ def test_store_reads_and_writes_at_their_levels(
         ("data.insert", "TIngestedSources", write),
         ("data.update", "TOriginalDocuments", write),
     ]
+
+
+def test_the_settle_time_is_0_3_s_by_default_and_read_from_the_settings() -> None:
+    """A taker reads its lease, slot or claim back 0.3 s after writing it unless
+    `SYNOPSIS_LEASE_SETTLE_SECONDS` says otherwise (tests shorten it where one process
+    takes every lease, e.g. the fuzz run)."""
+    assert Settings().external.lease_settle_seconds == 0.3
+    assert Replication().settle_seconds == LEASE_SETTLE_SECONDS == CLAIM_SETTLE_SECONDS == 0.3
+    default, _ = _store(Replication.from_settings(Settings()))
+    assert (default.leases.settle, Slots(default.leases, kind="jobs", limit=1).settle) == (0.3, 0.3)
+    assert SourceLocks(default.leases).settle == 0.3
+    short = Replication.from_settings(Settings.from_env({"SYNOPSIS_LEASE_SETTLE_SECONDS": "0.01"}))
+    store, _ = _store(short)
+    jobs = JobStore(cast(Any, _Client()), prefix="T", replication=short)
+    assert (store.leases.settle, jobs.leases.settle, jobs.replication.settle_seconds) == (
+        0.01,
+        0.01,
+        0.01,
+    )
+    assert Slots(store.leases, kind="jobs", limit=1).settle == 0.01
+    assert SourceLocks(store.leases).settle == 0.01
+    assert SourceLocks(store.leases, settle=0.0).settle == 0.0
+
+
+def test_a_negative_settle_time_is_refused_naming_its_variable() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env({"SYNOPSIS_LEASE_SETTLE_SECONDS": "-1"})
+    assert str(caught.value) == "SYNOPSIS_LEASE_SETTLE_SECONDS must be at least 0"
