@@ -52,6 +52,11 @@ class StackSettings(Section):
     )
     local_weaviate_grpc_port: int = setting(15051, "The local Weaviate's gRPC port (loopback).")
     local_ollama_port: int = setting(11435, "The local Ollama's port (loopback).")
+    local_ollama_num_parallel: int = setting(
+        1,
+        "Requests one loaded model of the local Ollama computes together (OLLAMA_NUM_PARALLEL); "
+        "on 2 cores 1 wrote the default summarizer's summaries fastest (docs/benchmarks.md).",
+    )
     weaviate_nodes: int = setting(
         1,
         "Weaviate servers of the local stack: 1, or 3 for a cluster on loopback whose node i "
@@ -77,6 +82,9 @@ class StackSettings(Section):
                 f"{self.variables()['weaviate_nodes']}={self.weaviate_nodes}: the local stack "
                 "runs 1 Weaviate node or a cluster of 3"
             )
+        if self.local_ollama_num_parallel < 1:
+            name = self.variables()["local_ollama_num_parallel"]
+            raise ConfigurationError(f"{name} must be at least 1")
         self._check_ports()
 
     def local_weaviate_node_ports(self, index: int) -> dict[str, int]:

@@ -245,6 +245,7 @@ class LocalStack:
             "OLLAMA_HOST": f"{_HOST}:{self.settings.stack.local_ollama_port}",
             "OLLAMA_MODELS": str(home / "models"),
             "OLLAMA_KEEP_ALIVE": "30m",
+            "OLLAMA_NUM_PARALLEL": str(self.settings.stack.local_ollama_num_parallel),
             # The chat model and two embedding models (a reindex from one to the other):
             # with two slots, a chat request waited behind two busy embedding runners
             # until it timed out (seen: 300 s timeouts during an ingest).

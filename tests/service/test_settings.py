@@ -147,6 +147,7 @@ def test_api_fields_parse(variable: str, raw: str, field: str, value: object) ->
         "SYNOPSIS_MAX_PDF_PAGES",
         "SYNOPSIS_MAX_PDF_CONTENT_BYTES",
         "SYNOPSIS_QUERY_EMBEDDING_BATCH_SIZE",
+        "SYNOPSIS_LOCAL_OLLAMA_NUM_PARALLEL",
     ],
 )
 def test_api_limits_are_at_least_one(variable: str) -> None:

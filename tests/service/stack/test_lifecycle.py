@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 import httpx
 import pytest
@@ -41,7 +42,8 @@ def _stopped_lines(settings: Settings) -> list[str]:
 
 @pytest.mark.integration
 def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
-    settings = isolated_settings(200)
+    # Not the default, so that the check below sees the setting reach the server.
+    settings = isolated_settings(200).with_overrides(local_ollama_num_parallel=2)
     stack = LocalStack(settings)
 
     before = stack.status()
@@ -62,6 +64,8 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
     assert (up.weaviate.managed, up.ollama.managed) == (True, True)
     assert up.weaviate.pid is not None
     assert up.ollama.pid is not None
+    environ = Path(f"/proc/{up.ollama.pid}/environ").read_bytes().split(b"\0")
+    assert b"OLLAMA_NUM_PARALLEL=2" in environ
     # The models were imported into this stack's own Ollama.
     tags = httpx.get(f"{up.ollama.url}/api/tags", timeout=10.0).json()
     names = {model["name"].removesuffix(":latest") for model in tags["models"]}
