@@ -47,14 +47,12 @@ import httpx
 import pytest
 import weaviate
 
-from loaders import load
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
-from service.errors import LoaderError
 from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.model_files import ensure_models
 from service.stack.progress import silent
-from tests.support.corpus import PYTHON_DOCS, LoadedCorpus
+from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs
 from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings
 from tests.support.stacks import IsolatedSettings
 
@@ -153,10 +151,7 @@ def python_docs() -> LoadedCorpus:
     """The whole Python docs, loaded once per session; tests must not modify them."""
     if not PYTHON_DOCS.is_dir():
         pytest.skip(f"{PYTHON_DOCS} is absent (install Debian's python3.11-doc)")
-    errors: list[LoaderError] = []
-    started = time.monotonic()
-    documents = list(load([str(PYTHON_DOCS)], on_error=errors.append))
-    return LoadedCorpus(documents, errors, time.monotonic() - started)
+    return load_python_docs()
 
 
 # -- the run must end ---------------------------------------------------------------------

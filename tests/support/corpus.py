@@ -6,14 +6,20 @@ Tools" page, which the core integration tests ingest once per session into the
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import multiprocessing
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from unittest import mock
 
 from langchain_core.documents import Document
 
-from loaders import load
+import loaders
+from loaders import LoadOptions, load
+from loaders.files import iter_files, load_file
 from service.errors import LoaderError
 
 __all__ = [
@@ -24,6 +30,7 @@ __all__ = [
     "CORE_PREFIX",
     "PYTHON_DOCS",
     "LoadedCorpus",
+    "load_python_docs",
     "write_controlflow_markdown",
 ]
 
@@ -38,6 +45,40 @@ class LoadedCorpus:
     documents: list[Document]
     errors: list[LoaderError]
     seconds: float
+
+
+def _converted(path: Path) -> list[Document] | None:
+    """One file's Documents as `load` would get them by default; None when it fails (the
+    main process then converts it again itself, so the error is the loader's own)."""
+    try:
+        return list(load_file(path, options=LoadOptions()))
+    except LoaderError:
+        return None
+
+
+def load_python_docs(*, workers: int = 2) -> LoadedCorpus:
+    """`load([str(PYTHON_DOCS)], on_error=...)`, timed: the real `load` walks the
+    directory, orders the pages, reports the errors and drops the blocks repeated across
+    the site; only each file's conversion to Markdown (`loaders.files.load_file`, nearly
+    all of the time) is done beforehand by `workers` processes, and `load` is handed
+    those Documents where it would convert the file itself. A file that failed, or a
+    call with other options, is converted in this process as usual.
+    """
+    started = time.monotonic()
+    files = list(iter_files(PYTHON_DOCS))
+    # Spawned, not forked: the session's clients run threads a fork must not copy.
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        converted = dict(zip(files, pool.map(_converted, files, chunksize=8), strict=True))
+
+    def prepared(path: Path, *, options: LoadOptions) -> Iterator[Document]:
+        documents = converted.get(path) if options == LoadOptions() else None
+        return iter(documents) if documents is not None else load_file(path, options=options)
+
+    errors: list[LoaderError] = []
+    with mock.patch.object(loaders, "load_file", prepared):
+        documents = list(load([str(PYTHON_DOCS)], on_error=errors.append))
+    return LoadedCorpus(documents, errors, time.monotonic() - started)
 
 
 #: The "More Control Flow Tools" page.
