@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
+from ingest_process import IngestProcess
 from report import cpu_model, load_text, write_section
 
 from loaders import load
+from service.errors import StoreError
 from service.query.search import SearchRequest
 from service.settings import Settings
 from service.synopsis import Synopsis
@@ -58,43 +56,35 @@ def main() -> None:
     expected = expected_chunks(args.sources, settings.ingest.max_tokens)
     synopsis = Synopsis.open(settings)
     synopsis.store.drop()
-    env = {**os.environ, "SYNOPSIS_COLLECTION_PREFIX": args.prefix}
-    command = [str(Path(sys.executable).with_name("synopsis")), "ingest", *args.sources]
     load_before = load_text()
-    started = time.perf_counter()
-    # The ingest's progress goes to a file: a pipe nobody reads could fill and stall it.
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - read and closed in the finally below
-    ingest = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
     first_hit = all_stored = None
     summaries_then = 0
     try:
-        while time.perf_counter() - started < args.timeout:
-            time.sleep(1.0)
-            if not synopsis.store.exists():
-                continue
-            elapsed = time.perf_counter() - started
-            if first_hit is None and synopsis.search(SearchRequest(query=args.query, k=1)):
-                first_hit = elapsed
-            stats = synopsis.store.stats()
-            if int(stats["originals"] or 0) >= expected:
-                all_stored = elapsed
-                summaries_then = int(stats["summaries"] or 0)
-                break
-            if ingest.poll() is not None:
-                break
+        with IngestProcess(args.sources, args.prefix) as ingest:
+            started = time.perf_counter()
+            while time.perf_counter() - started < args.timeout:
+                time.sleep(1.0)
+                elapsed = time.perf_counter() - started
+                try:
+                    if first_hit is None and synopsis.search(SearchRequest(query=args.query, k=1)):
+                        first_hit = elapsed
+                    stats = synopsis.store.stats()
+                except StoreError:  # the ingest has not created every collection yet
+                    continue
+                if int(str(stats["originals"] or 0)) >= expected:
+                    all_stored = elapsed
+                    summaries_then = int(str(stats["summaries"] or 0))
+                    break
+                if ingest.ended():
+                    break
     finally:
-        ingest.send_signal(signal.SIGTERM)
-        ingest.wait(timeout=60)
         synopsis.store.drop()
         synopsis.close()
-        log.seek(0)
-        progress = log.read().decode("utf-8", errors="replace")
-        log.close()
     load_after = load_text()
     if all_stored is None:
-        tail = "\n".join(progress.splitlines()[-10:])
         raise SystemExit(
-            f"the chunks were not all stored within {args.timeout:.0f} s; the ingest said:\n{tail}"
+            f"the chunks were not all stored within {args.timeout:.0f} s; the ingest said:\n"
+            f"{ingest.tail()}"
         )
     body = (
         "## Time to first search\n\n"
