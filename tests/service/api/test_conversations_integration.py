@@ -29,13 +29,16 @@ def test_a_follow_up_is_rewritten_answered_and_kept_across_a_restart(
 ) -> None:
     # The answers' words are not what this test checks (the CLI's `ask` and
     # tests/service/test_default_model_integration.py check answers at full length), so
-    # they are short. The model's rewrite shares the limit, which a usable one (at most
-    # the two questions' length plus 20 characters) stays under.
+    # they are short, from two passages, not five (the prompt of five took the smallest
+    # model about 18 s to read, of two about 3 s). The model's rewrite shares the length
+    # limit, which a usable one (at most the two questions' length plus 20 characters)
+    # stays under.
     settings = core_settings.with_overrides(
         api_read_keys=KEYS,
         jobs_workers=0,
         conversation_rewrite="model",
         answer_max_tokens=CHEAP_ANSWER_MAX_TOKENS,
+        search_k=2,
     )
     with TestClient(create_app(settings), base_url=IN_PROCESS_URL) as client:
         conversation = client.post("/conversations", headers=A).json()
