@@ -91,7 +91,9 @@ def run(settings: Settings, judge: str, model: str) -> None:
     rows = [
         r
         for r in read_jsonl(SUMMARIES)
-        if r["model"] == model and r.get("label") and (judge, r["chunk_id"], model, r["attempt"]) not in done
+        if r["model"] == model
+        and r.get("label")
+        and (judge, r["chunk_id"], model, r["attempt"]) not in done
     ]
     url = f"{ollama_base_url(settings)}/api/chat"
     started = time.monotonic()
@@ -128,9 +130,11 @@ def run(settings: Settings, judge: str, model: str) -> None:
             }
             out.write(json.dumps(record) + "\n")
             out.flush()
-            print(f"{index}/{len(rows)} {record['corpus']} {record['attempt']} "
-                  f"p={record['p_unsupported']:.2f} label={row['label']} {record['seconds']} s",
-                  file=sys.stderr)
+            print(
+                f"{index}/{len(rows)} {record['corpus']} {record['attempt']} "
+                f"p={record['p_unsupported']:.2f} label={row['label']} {record['seconds']} s",
+                file=sys.stderr,
+            )
     print(f"{len(rows)} judged in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
 
@@ -163,7 +167,8 @@ def report(judge: str) -> str:
 
     lines = [f"Judge `{judge}`; verdict NO when P(NO) > P(YES).", ""]
     lines += [
-        "| model | attempt | corpus | summaries | unfaithful | judged NO | both | precision | recall |",
+        "| model | attempt | corpus | summaries | unfaithful | judged NO | both | precision "
+        "| recall |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     groups: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
@@ -177,8 +182,16 @@ def report(judge: str) -> str:
     for (model, attempt, corpus), pairs in sorted(groups.items()):
         lines.append(f"| {model} | {attempt} | {corpus} " + _pr(pairs))
 
-    lines += ["", "What an ingest would store for the sampled chunks (generated: unfaithful / stored generated; the rest extractive):", ""]
-    lines += ["| model | corpus | guard | guard + judge | guard + judge, strict retry on |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "What an ingest would store for the sampled chunks (generated: unfaithful / stored "
+        "generated; the rest extractive):",
+        "",
+    ]
+    lines += [
+        "| model | corpus | guard | guard + judge | guard + judge, strict retry on |",
+        "|---|---|---|---|---|",
+    ]
     stored: dict[tuple[str, str], list[list[int]]] = defaultdict(lambda: [[0, 0], [0, 0], [0, 0]])
     for (chunk_id, model, attempt), flagged in verdicts.items():
         if attempt != "first":
@@ -207,7 +220,10 @@ def report(judge: str) -> str:
                     stored[key][column][1] += 1
                     stored[key][column][0] += chosen["label"] == "unfaithful"
     for (model, corpus), columns in sorted(stored.items()):
-        cells = [f"{bad}/{total}" + (f" ({100 * bad / total:.1f} %)" if total else "") for bad, total in columns]
+        cells = [
+            f"{bad}/{total}" + (f" ({100 * bad / total:.1f} %)" if total else "")
+            for bad, total in columns
+        ]
         lines.append(f"| {model} | {corpus} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
