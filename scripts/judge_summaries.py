@@ -27,20 +27,16 @@ import math
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import httpx
+from sample_summaries import CHUNKS, OUT, SUMMARIES, read_jsonl
 
 from service.connections import ensure_stack, ollama_base_url
 from service.ingest.quality import QualityThresholds, validate_summary
 from service.ingest.summarize import clean_for_prompt
 from service.settings import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "eval" / "summaries"
-CHUNKS = OUT / "chunks.jsonl"
-SUMMARIES = OUT / "summaries.jsonl"
 JUDGED = OUT / "judged.jsonl"
 
 JUDGE_SYSTEM_PROMPT = (
@@ -53,12 +49,6 @@ JUDGE_QUESTION = (
     "state, or says something the section contradicts. Answer YES only if every statement "
     "of the summary is supported by the section."
 )
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def judge_messages(chunk: dict[str, Any], summary: str) -> list[dict[str, str]]:
