@@ -156,4 +156,5 @@ def ingestor(
         leases=store.leases,
         lock_seconds=settings.ingest.lock_seconds,
         lock_wait_seconds=settings.ingest.lock_wait_seconds,
+        exclusive_model_calls=settings.ingest.exclusive_model_calls,
     )

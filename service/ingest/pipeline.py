@@ -77,6 +77,9 @@ __all__ = ["Ingestor"]
 #: finishes them: a stopped ingest loses at most this many (fewer calls would each
 #: carry more; more would lose more).
 ATTACH_EVERY = 8
+#: How long one wait of the ingest (`on_wait`, twice a second) waits for the summary calls
+#: in flight to end before a batch's turn (`service.ingest.turns`).
+_TURN_WAIT_SECONDS = 0.4
 
 
 @dataclass(kw_only=True)
@@ -103,6 +106,7 @@ class Ingestor:
         leases: Leases | None = None,
         lock_seconds: float = 60.0,
         lock_wait_seconds: float = 600.0,
+        exclusive_model_calls: bool = True,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
@@ -115,6 +119,8 @@ class Ingestor:
         self.leases = leases
         self.lock_seconds = lock_seconds
         self.lock_wait_seconds = lock_wait_seconds
+        # Batches of summaries are embedded while no summary call runs (`service.ingest.turns`).
+        self.exclusive_model_calls = exclusive_model_calls
         self._locks: SourceLocks | None = None
         self.settings_key = settings_key(
             max_tokens=max_tokens,
@@ -375,25 +381,45 @@ class Ingestor:
                 self._attach_batch(work, items, report)
                 attached.update(index for index, _ in items)
 
+        turns = self.summarizer.turns
+        pausing = False  # this source holds a pause of the summary calls
+
         def attach_finished() -> None:
-            nonlocal attaching_seconds
+            nonlocal attaching_seconds, pausing
             if finished.qsize() < ATTACH_EVERY:
                 return
+            if self.exclusive_model_calls:
+                # The batch's turn: no new summary call until it is attached; the
+                # calls in flight end first (looked at again on the next wait).
+                if not pausing:
+                    turns.pause()
+                    pausing = True
+                if not turns.wait_idle(timeout=_TURN_WAIT_SECONDS):
+                    return
             clock = time.perf_counter()
             items: list[tuple[int, tuple[SummaryResult, list[float]]]] = []
             while not finished.empty():
                 index, result = finished.get()
                 items.append((index, (result, [])))
-            attach(items)
+            try:
+                attach(items)
+            finally:
+                if pausing:
+                    turns.resume()
+                    pausing = False
             attaching_seconds += time.perf_counter() - clock
 
-        results = self._summaries_for(
-            source,
-            work.originals,
-            report,
-            on_result=lambda index, result: finished.put((index, result)),
-            on_wait=attach_finished,
-        )
+        try:
+            results = self._summaries_for(
+                source,
+                work.originals,
+                report,
+                on_result=lambda index, result: finished.put((index, result)),
+                on_wait=attach_finished,
+            )
+        finally:
+            if pausing:  # stopped while the calls in flight were ending
+                turns.resume()
         report.seconds["summarize"] -= attaching_seconds  # counted in its own stages
         attach([(i, result) for i, result in enumerate(results) if i not in attached])
 

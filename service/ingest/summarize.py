@@ -34,6 +34,7 @@ from service.ingest.model_usage import ModelUsage
 from service.ingest.prompts import PROMPT_VERSION, PROMPTS, prompt_messages
 from service.ingest.quality import QualityThresholds, extractive_summary, validate_summary
 from service.ingest.retry_rate import RetryRate
+from service.ingest.turns import ModelTurns
 from splitters.base.markdown_syntax import iter_segments
 
 _log = logging.getLogger(__name__)
@@ -219,6 +220,8 @@ class Summarizer:
         self.strict_retry = strict_retry
         self.retry_rate = RetryRate(floor=retry_floor)
         self.retries_skipped = 0
+        # The ingest embeds its finished summaries in turns of their own (`pause`d).
+        self.turns = ModelTurns()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._loop_lock = threading.Lock()
@@ -356,6 +359,7 @@ class Summarizer:
         for attempt in range(self._retries + 1):
             if attempt:
                 await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
+            await self.turns.enter()
             started = time.monotonic()
             try:
                 self.calls += 1
@@ -374,6 +378,8 @@ class Summarizer:
                 raise ModelError(
                     f"summarizing {request.label} with {self.model_name!r} failed: {exc}"
                 ) from exc
+            finally:
+                self.turns.leave()
             ended = time.monotonic()
             self._timed(request, ended - started)
             self.usage.add(reply.response_metadata, ended_at=ended)

@@ -41,6 +41,14 @@ class IngestSettings(Section):
         name="ingest_lock_wait_seconds",
     )
 
+    exclusive_model_calls: bool = setting(
+        True,
+        "An ingest embeds each batch of finished summaries while no summary call runs (on a "
+        "few CPU cores the two models computing at once slow each other down); false: "
+        "both at once, for a server with cores or a GPU to spare.",
+        name="ingest_exclusive_model_calls",
+    )
+
     def check(self) -> None:
         names = self.variables()
         if self.lock_seconds <= 0 or self.lock_wait_seconds < 0:

@@ -298,3 +298,49 @@ def test_a_stopped_ingest_keeps_every_summary_attached_before_the_stop(
     assert report.llm_calls == sections - kept  # nothing attached before the stop is paid again
     assert store.pending_summaries() == 0
     assert store.sources["long.md"].status == "complete"
+
+
+class _WatchedEmbedder(Embedder):
+    """Records whether a summary call was in flight whenever the ingest embedded texts."""
+
+    def __init__(self, summarizer: Summarizer) -> None:
+        super().__init__(DeterministicFakeEmbedding(size=8), model="fake-embedding")
+        self.summarizer = summarizer
+        self.during_calls: list[bool] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.during_calls.append(not self.summarizer.turns.wait_idle(timeout=0.0))
+        return super().embed_documents(texts)
+
+
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_batches_are_embedded_while_no_summary_call_runs_unless_switched_off(
+    monkeypatch: pytest.MonkeyPatch, exclusive: bool
+) -> None:
+    monkeypatch.setattr("service.ingest.pipeline.ATTACH_EVERY", 2)
+    sections = 10
+    page = Document(
+        page_content="# Long\n\n"
+        + "".join(f"## Part {n}\n\nStep {n} sets `option_{n}` to on.\n\n" for n in range(sections)),
+        metadata={"source": "long.md", "title": "Long"},
+    )
+    store = MemoryStore()
+    slow = Summarizer(
+        FakeListChatModel(responses=[REPLY] * 40, sleep=0.3), model_name="fake", concurrency=2
+    )
+    embedder = _WatchedEmbedder(slow)
+    ingestor = Ingestor(
+        store=store,
+        summarizer=slow,
+        embedder=embedder,
+        min_similarity=-1.0,
+        exclusive_model_calls=exclusive,
+    )
+    try:
+        report = ingestor.ingest_documents([page])
+    finally:
+        slow.close()
+    assert (report.llm_calls, store.pending_summaries()) == (sections, 0)
+    assert store.log.count("attach") >= 2  # batches attached while the model wrote
+    assert any(embedder.during_calls) is not exclusive
+    assert slow.turns.paused is False
