@@ -146,6 +146,14 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
         shutil.rmtree(isolated.stack.data_dir / "ollama", ignore_errors=True)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the tests that read `python_docs` run on one
+    worker, so the corpus is loaded once, not once per worker."""
+    for item in items:
+        if "python_docs" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("python_docs"))
+
+
 @pytest.fixture(scope="session")
 def python_docs() -> LoadedCorpus:
     """The whole Python docs, loaded once per session; tests must not modify them."""
