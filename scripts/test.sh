@@ -19,11 +19,11 @@ if [ "$#" -gt 0 ]; then
   exit "$status"
 fi
 # The tests that need no stack (the unit and the corpus tests) on two pytest-xdist
-# workers, those that read the Python docs on one of them (loaded once: --dist
-# loadgroup); then the integration tests in one process, one at a time (they share the
-# one local stack, and the model is CPU-bound).
+# workers (the Python docs are loaded once, by the first worker that reads them); then
+# the integration tests in one process, one at a time (they share the one local stack,
+# and the model is CPU-bound).
 # --durations: each part ends with its 30 slowest tests (docs/testing.md lists them).
-uv run --frozen pytest -n 2 --dist loadgroup -m "not integration" --durations=30
+uv run --frozen pytest -n 2 -m "not integration" --durations=30
 unit=$?
 uv run --frozen pytest -m integration --durations=30
 stack=$?

@@ -52,7 +52,7 @@ from service.settings import Settings
 from service.stack import LocalStack
 from service.stack.model_files import ensure_models
 from service.stack.progress import silent
-from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs
+from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs, shared_python_docs
 from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings
 from tests.support.stacks import IsolatedSettings
 
@@ -146,20 +146,17 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
         shutil.rmtree(isolated.stack.data_dir / "ollama", ignore_errors=True)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`--dist loadgroup`), the tests that read `python_docs` run on one
-    worker, so the corpus is loaded once, not once per worker."""
-    for item in items:
-        if "python_docs" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("python_docs"))
-
-
 @pytest.fixture(scope="session")
-def python_docs() -> LoadedCorpus:
-    """The whole Python docs, loaded once per session; tests must not modify them."""
+def python_docs(tmp_path_factory: pytest.TempPathFactory) -> LoadedCorpus:
+    """The whole Python docs, loaded once per run; tests must not modify them. Under
+    pytest-xdist the first worker that asks loads them and the others read its copy
+    (`shared_python_docs`), rather than each worker loading them at the same time."""
     if not PYTHON_DOCS.is_dir():
         pytest.skip(f"{PYTHON_DOCS} is absent (install Debian's python3.11-doc)")
-    return load_python_docs()
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return load_python_docs()
+    # The workers' base directories share this parent, which is new for each run.
+    return shared_python_docs(tmp_path_factory.getbasetemp().parent / "python-docs.pickle")
 
 
 # -- the run must end ---------------------------------------------------------------------

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import fcntl
 import multiprocessing
+import pickle
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -31,6 +33,7 @@ __all__ = [
     "PYTHON_DOCS",
     "LoadedCorpus",
     "load_python_docs",
+    "shared_python_docs",
     "write_controlflow_markdown",
 ]
 
@@ -79,6 +82,23 @@ def load_python_docs(*, workers: int = 2) -> LoadedCorpus:
     with mock.patch.object(loaders, "load_file", prepared):
         documents = list(load([str(PYTHON_DOCS)], on_error=errors.append))
     return LoadedCorpus(documents, errors, time.monotonic() - started)
+
+
+def shared_python_docs(path: Path) -> LoadedCorpus:
+    """`load_python_docs()` once for every process that asks with the same `path`: the
+    first one loads the docs and saves them there, under an exclusive lock of the file;
+    the others wait for the lock and read the saved copy."""
+    with path.with_suffix(".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if path.exists():
+                loaded: LoadedCorpus = pickle.loads(path.read_bytes())
+                return loaded
+            corpus = load_python_docs()
+            path.write_bytes(pickle.dumps(corpus, protocol=pickle.HIGHEST_PROTOCOL))
+            return corpus
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 #: The "More Control Flow Tools" page.
