@@ -75,13 +75,18 @@ def _mark_anchors(headings: list[Tag]) -> list[str]:
     return anchors
 
 
+#: A Markdown header line's start: spaces, then "#" (matched where a line starts; slicing
+#: the rest of the page for each placeholder made a large page's conversion quadratic).
+_HEADER_LINE_START = re.compile(r" *#")
+
+
 def _restore_anchors(markdown: str, anchors: list[str]) -> str:
     """The placeholders of `_mark_anchors` as header attributes (`{#id}`); one that did
     not end up on a header line (a heading inside a table, say) is removed."""
 
     def attribute(match: re.Match[str]) -> str:
         line_start = markdown.rfind("\n", 0, match.start()) + 1
-        if markdown[line_start:].lstrip(" ").startswith("#"):
+        if _HEADER_LINE_START.match(markdown, line_start):
             return " " + header_id_attribute(anchors[int(match.group(1))])
         return ""
 
