@@ -51,7 +51,12 @@ from service.errors import EmbeddingMismatchError
 from service.index.access import IndexAccess, store_errors
 from service.index.records import CONTENT_VECTOR, CONTEXT_VECTOR, SUMMARY_VECTOR
 from service.index.rows import vector
-from service.index.schema import ensure_collection, keyword_property, stored_text
+from service.index.schema import (
+    delete_collections,
+    ensure_collection,
+    keyword_property,
+    stored_text,
+)
 
 __all__ = ["LAYOUT_RECHECK_SECONDS", "SCHEMA_VERSION", "Layout"]
 
@@ -214,8 +219,9 @@ class Layout(IndexAccess):
         self._embedding_info = None
         self._legacy_seen_at = None
         with store_errors("deleting the collections"):
-            for name in (self.summaries_name, self.originals_name, self.sources_name):
-                self.client.collections.delete(name)
+            delete_collections(
+                self.client, [self.summaries_name, self.originals_name, self.sources_name]
+            )
 
     def _add_missing_properties(
         self, name: str, present: set[str], added: Sequence[Property]

@@ -18,7 +18,7 @@ waits (bounded) until the collection answers a query.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import weaviate
@@ -33,6 +33,7 @@ __all__ = [
     "USABLE_TIMEOUT_SECONDS",
     "RecordCollection",
     "create_records",
+    "delete_collections",
     "ensure_collection",
     "keyword_property",
     "stored_text",
@@ -156,5 +157,15 @@ class RecordCollection(ReplicatedCollections):
 
     def drop(self) -> None:
         """Delete the collection (tests and explicit resets only)."""
-        self.client.collections.delete(self.name)
+        delete_collections(self.client, [self.name])
         self._ensured = False
+
+
+def delete_collections(client: weaviate.WeaviateClient, names: Iterable[str]) -> None:
+    """Delete those of the collections `names` that exist (drops: tests and explicit
+    resets). Asked to delete a missing collection, Weaviate 1.39 took as long as for a
+    create (0.17 s, against 1.4 ms to ask whether it exists and 22 ms to delete one that
+    does), and a drop mostly meets missing ones."""
+    for name in names:
+        if client.collections.exists(name):
+            client.collections.delete(name)

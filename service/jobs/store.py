@@ -37,6 +37,7 @@ from service.index.records import now
 from service.index.replication import SETTLE_SECONDS, ReplicatedCollections, Replication
 from service.index.schema import (
     create_records,
+    delete_collections,
     ensure_collection,
     keyword_property,
     stored_text,
@@ -124,8 +125,7 @@ class JobStore(ReplicatedCollections):
 
     def drop(self) -> None:
         """Delete both collections and the leases (tests and explicit resets only)."""
-        for name in (self.jobs_name, self.claims_name):
-            self.client.collections.delete(name)
+        delete_collections(self.client, [self.jobs_name, self.claims_name])
         self.leases.drop()
 
     def delete(self, job_id: str) -> None:
