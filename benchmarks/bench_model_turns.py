@@ -89,10 +89,11 @@ def main() -> None:
     load_after = load_text()
 
     lines = [
-        "## Summaries and embeddings take turns (`SYNOPSIS_INGEST_EXCLUSIVE_MODEL_CALLS`)\n",
+        "## Summaries and embeddings take turns (`SYNOPSIS_INGEST_EXCLUSIVE_MODEL_CALLS`): "
+        f"{args.model}\n",
         f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: `uv run python "
         f"benchmarks/bench_model_turns.py --model {args.model} --page {args.page} --rounds "
-        f"{args.rounds} --max-tokens {args.max_tokens}` on {cpu_model()} "
+        f"{args.rounds} --max-tokens {args.max_tokens} --section {args.section}` on {cpu_model()} "
         f"({os.cpu_count()} cores), load {load_before} → {load_after}. Each ingest into "
         "fresh collections (no cached summary), the order of the two alternating by round.\n",
         "| mode | ingest s (each round) | summarize s | embed s | context s | model computing s "
