@@ -252,16 +252,21 @@ class _Stop(Exception):
     """What a job's callback raises to stop an ingest."""
 
 
+def _long_page(sections: int) -> Document:
+    """ "long.md": a title and `sections` short sections, one chunk each."""
+    return Document(
+        page_content="# Long\n\n"
+        + "".join(f"## Part {n}\n\nStep {n} sets `option_{n}` to on.\n\n" for n in range(sections)),
+        metadata={"source": "long.md", "title": "Long"},
+    )
+
+
 def test_a_stopped_ingest_keeps_every_summary_attached_before_the_stop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("service.ingest.pipeline.ATTACH_EVERY", 2)
     sections = 12
-    page = Document(
-        page_content="# Long\n\n"
-        + "".join(f"## Part {n}\n\nStep {n} sets `option_{n}` to on.\n\n" for n in range(sections)),
-        metadata={"source": "long.md", "title": "Long"},
-    )
+    page = _long_page(sections)
     store = MemoryStore()
     summarized = 0
 
@@ -319,11 +324,7 @@ def test_batches_are_embedded_while_no_summary_call_runs_unless_switched_off(
 ) -> None:
     monkeypatch.setattr("service.ingest.pipeline.ATTACH_EVERY", 2)
     sections = 10
-    page = Document(
-        page_content="# Long\n\n"
-        + "".join(f"## Part {n}\n\nStep {n} sets `option_{n}` to on.\n\n" for n in range(sections)),
-        metadata={"source": "long.md", "title": "Long"},
-    )
+    page = _long_page(sections)
     store = MemoryStore()
     slow = Summarizer(
         FakeListChatModel(responses=[REPLY] * 40, sleep=0.3), model_name="fake", concurrency=2
