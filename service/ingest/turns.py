@@ -2,9 +2,10 @@
 
 An ingest embeds and attaches its summaries in batches while the chat model still writes
 the next ones. On a server with a few CPU cores the two models then compute at once and
-slow each other down by more than they overlap: on 2 cores, the 34 summaries of one page
-took 103 s with the batches embedded meanwhile and 81 s with all of them embedded after
-the last summary (docs/benchmarks.md, "Summaries and embeddings take turns"). So, by
+slow each other down by more than they overlap: on 2 cores, a 34-chunk page summarized
+by the smallest model took 99.6 and 112.5 s with the batches embedded meanwhile, 76.9 and
+78.0 s with turns (docs/benchmarks.md, "Summaries and embeddings take turns"; with the
+1.5B summarizer, whose calls dwarf the embeddings, the two were even). So, by
 default, a batch is embedded in a turn of its own: new summary calls wait, the ones in
 flight finish, the batch is embedded and attached, and the summaries go on
 (`SYNOPSIS_INGEST_EXCLUSIVE_MODEL_CALLS`).
