@@ -142,7 +142,8 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
     yield make
     for isolated in created:
         LocalStack(isolated).down()
-        # Imported model blobs are large copies; keep the logs, drop the models.
+        # Keep the logs, drop the models (links to the cache, or copies where a link
+        # was refused).
         shutil.rmtree(isolated.stack.data_dir / "ollama", ignore_errors=True)
 
 

