@@ -22,9 +22,12 @@ whatever runs.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,8 +124,26 @@ class LocalStack:
         if self.settings.uses_local_ollama:
             ollama_binary(self.settings, self._progress)
 
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Held by one process at a time per data directory (`data_dir/run/up.lock`): two
+        commands that start the stack together (`serve` beside `ingest`, a test run's two
+        parts) start each server once and import each model once; the second finds them
+        running when the first is done."""
+        path = self.settings.stack.data_dir / "run" / "up.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield  # closing the file releases the lock
+
     def up(self) -> StackStatus:
-        """Start what is local and not yet running, import the models, and return the status."""
+        """Start what is local and not yet running, import the models, and return the
+        status; one process at a time (`exclusive`)."""
+        with self.exclusive():
+            self._up()
+        return self.status()
+
+    def _up(self) -> None:
         if self.settings.uses_local_weaviate:
             self._start_weaviate()
         if self.settings.uses_local_ollama:
@@ -143,7 +164,6 @@ class LocalStack:
                     self._progress,
                     blobs_dir=self._ollama_models / "blobs",
                 )
-        return self.status()
 
     def down(self) -> list[str]:
         """Stop the local servers; return the names of those that were running."""
@@ -252,10 +272,12 @@ class LocalStack:
             "OLLAMA_MODELS": str(self._ollama_models),
             "OLLAMA_KEEP_ALIVE": "30m",
             "OLLAMA_NUM_PARALLEL": str(self.settings.stack.local_ollama_num_parallel),
-            # The chat model and two embedding models (a reindex from one to the other):
-            # with two slots, a chat request waited behind two busy embedding runners
-            # until it timed out (seen: 300 s timeouts during an ingest).
-            "OLLAMA_MAX_LOADED_MODELS": "3",
+            # The summary model, the answer model and two embedding models (a reindex
+            # from one to the other) stay loaded together: with two slots, a chat request
+            # waited behind two busy embedding runners until it timed out (seen: 300 s
+            # timeouts during an ingest); with three, a fourth model in use evicted one
+            # of the others at every switch (a runner restart each time).
+            "OLLAMA_MAX_LOADED_MODELS": "4",
             "OLLAMA_NOPRUNE": "1",
         }
         self._progress(f"starting Ollama {self.settings.stack.ollama_version} on {self.ollama_url}")
