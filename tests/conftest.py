@@ -90,7 +90,7 @@ def smallest_model(settings: Settings) -> str:
     """`SMALLEST_CHAT_MODEL`, created in the shared stack's Ollama if the default models
     do not include it."""
     with (
-        LocalStack(settings).exclusive(),  # the other part of a run may import it too
+        LocalStack(settings).exclusive(),  # another test run may be importing it
         httpx.Client(base_url=settings.resolved_ollama_url, timeout=30.0) as client,
     ):
         ensure_models(settings, client, [SMALLEST_CHAT_MODEL], silent)

@@ -127,8 +127,8 @@ class LocalStack:
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
         """Held by one process at a time per data directory (`data_dir/run/up.lock`): two
-        commands that start the stack together (`serve` beside `ingest`, a test run's two
-        parts) start each server once and import each model once; the second finds them
+        commands that start the stack together (`serve` beside `ingest`, two test runs)
+        start each server once and import each model once; the second finds them
         running when the first is done."""
         path = self.settings.stack.data_dir / "run" / "up.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
