@@ -43,15 +43,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
 from service.settings import Settings
 from service.stack import LocalStack
-from service.stack.model_files import ensure_models
-from service.stack.progress import silent
 from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs, shared_python_docs
 from tests.support.models import SMALLEST_CHAT_MODEL, cheap_model_settings
 from tests.support.stacks import IsolatedSettings
@@ -89,11 +86,7 @@ def settings() -> Iterator[Settings]:
 def smallest_model(settings: Settings) -> str:
     """`SMALLEST_CHAT_MODEL`, created in the shared stack's Ollama if the default models
     do not include it."""
-    with (
-        LocalStack(settings).exclusive(),  # another test run may be importing it
-        httpx.Client(base_url=settings.resolved_ollama_url, timeout=30.0) as client,
-    ):
-        ensure_models(settings, client, [SMALLEST_CHAT_MODEL], silent)
+    LocalStack(settings).import_models([SMALLEST_CHAT_MODEL])
     return SMALLEST_CHAT_MODEL
 
 

@@ -140,30 +140,34 @@ class LocalStack:
         """Start what is local and not yet running, import the models, and return the
         status; one process at a time (`exclusive`)."""
         with self.exclusive():
-            self._up()
+            if self.settings.uses_local_weaviate:
+                self._start_weaviate()
+            if self.settings.uses_local_ollama:
+                self._start_ollama()
+                models = self.settings.models
+                self._import_models(
+                    [models.chat_model, models.resolved_answer_model, models.embedding_model]
+                )
         return self.status()
 
-    def _up(self) -> None:
-        if self.settings.uses_local_weaviate:
-            self._start_weaviate()
-        if self.settings.uses_local_ollama:
-            self._start_ollama()
-            with httpx.Client(base_url=self.ollama_url, timeout=30.0) as client:
-                ensure_models(
-                    self.settings,
-                    client,
-                    list(
-                        dict.fromkeys(
-                            [
-                                self.settings.models.chat_model,
-                                self.settings.models.resolved_answer_model,
-                                self.settings.models.embedding_model,
-                            ]
-                        )
-                    ),
-                    self._progress,
-                    blobs_dir=self._ollama_models / "blobs",
-                )
+    def import_models(self, names: list[str]) -> None:
+        """Make sure each of `names` exists in the Ollama in use (the local one, or the
+        configured `SYNOPSIS_OLLAMA_URL`); one process at a time (`exclusive`)."""
+        with self.exclusive():
+            self._import_models(names)
+
+    def _import_models(self, names: list[str]) -> None:
+        # The local Ollama's files are on this machine: link the cached model files into
+        # its blobs rather than send copies through its API.
+        local = self.settings.uses_local_ollama
+        with httpx.Client(base_url=self.settings.resolved_ollama_url, timeout=30.0) as client:
+            ensure_models(
+                self.settings,
+                client,
+                list(dict.fromkeys(names)),
+                self._progress,
+                blobs_dir=self._ollama_models / "blobs" if local else None,
+            )
 
     def down(self) -> list[str]:
         """Stop the local servers; return the names of those that were running."""
