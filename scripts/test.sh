@@ -22,18 +22,40 @@ if [ "$#" -gt 0 ]; then
   fi
   exit "$status"
 fi
-# The tests that need no stack (the unit and the corpus tests) on two pytest-xdist
-# workers (the Python docs are loaded once, by the first worker that reads them); then
-# the integration tests in one process, one at a time (they share the one local stack,
-# and the model is CPU-bound).
+# The tests that need no stack (the unit tests and the hostile-input corpus) on two
+# pytest-xdist workers; then the integration tests in one process, one at a time (they
+# share the one local stack, and the model is CPU-bound on 2 cores).
+# Beside the integration tests, at the lowest CPU priority: the corpus tests of the
+# loaders and splitters over the Python docs and the site generators' pages (about a
+# minute of CPU, no server, no deadline). The integration tests leave about 40 % of the
+# two cores idle (they wait on servers they start, stop or hang); at nice 19 those tests
+# take that idle time and yield the cores to the model whenever it computes. The
+# hostile-input corpus stays in the first part: its cases race fetch deadlines.
 # --durations: each part ends with its 30 slowest tests (docs/testing.md lists them).
-uv run --frozen pytest -n 2 -m "not integration" --durations=30
+beside=(tests/loaders/test_python_docs.py tests/splitters/test_corpus.py tests/loaders/test_generators.py)
+ignored=()
+for file in "${beside[@]}"; do ignored+=(--ignore "$file"); done
+uv run --frozen pytest -n 2 -m "not integration" "${ignored[@]}" --durations=30
 unit=$?
+beside_log="$(mktemp -t synopsis-corpus.XXXXXX)"
+nice -n 19 uv run --frozen pytest -p no:cacheprovider -m "not integration" --durations=30 \
+  "${beside[@]}" >"$beside_log" 2>&1 &
+beside_pid=$!
+# An interrupted run does not leave them running.
+trap 'kill "$beside_pid" 2>/dev/null || true' EXIT
 uv run --frozen pytest -m integration --durations=30
 stack=$?
-if [ "$unit" -eq 5 ] || [ "$stack" -eq 5 ]; then
-  echo "pytest collected no tests in one part: that is a failure" >&2
-  exit 1
-fi
+wait "$beside_pid"
+corpus=$?
+echo "==> the corpus tests run beside the integration tests:"
+cat "$beside_log"
+rm -f "$beside_log"
+for status in "$unit" "$stack" "$corpus"; do
+  if [ "$status" -eq 5 ]; then
+    echo "pytest collected no tests in one part: that is a failure" >&2
+    exit 1
+  fi
+done
 [ "$unit" -eq 0 ] || exit "$unit"
+[ "$corpus" -eq 0 ] || exit "$corpus"
 exit "$stack"
