@@ -28,8 +28,8 @@ fi
 # Beside the integration tests, at the lowest CPU priority: the corpus tests of the
 # loaders and splitters over the Python docs and the site generators' pages (about a
 # minute of CPU, no server, no deadline). The integration tests leave about 40 % of the
-# two cores idle (they wait on servers they start, stop or hang); at nice 19 those tests
-# take that idle time and yield the cores to the model whenever it computes. The
+# two cores idle (they wait on servers they start, stop or hang); at the lowest priority
+# those tests take that idle time and yield the cores to the model whenever it computes. The
 # hostile-input corpus stays in the first part: its cases race fetch deadlines.
 # --durations: each part ends with its 30 slowest tests (docs/testing.md lists them).
 beside=(tests/loaders/test_python_docs.py tests/splitters/test_corpus.py tests/loaders/test_generators.py)
@@ -38,7 +38,12 @@ for file in "${beside[@]}"; do ignored+=(--ignore "$file"); done
 uv run --frozen pytest -n 2 -m "not integration" "${ignored[@]}" --durations=30
 unit=$?
 beside_log="$(mktemp -t synopsis-corpus.XXXXXX)"
-nice -n 19 uv run --frozen pytest -p no:cacheprovider -m "not integration" --durations=30 \
+# Where the kernel groups processes by session (autogroup), nice counts only within a
+# session, and Ollama and Weaviate run in sessions of their own: so a session of its own
+# whose group has the lowest priority, and nice where there is no such grouping. (This
+# script has no job control, so setsid needs no fork and $! is that process.)
+setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' lowest \
+  uv run --frozen pytest -p no:cacheprovider -m "not integration" --durations=30 \
   "${beside[@]}" >"$beside_log" 2>&1 &
 beside_pid=$!
 # An interrupted run does not leave them running.
