@@ -32,6 +32,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from report import cpu_model, load_text, write_section
+
+from service.settings import Settings
+
 #: Where the plugin (this module, inside the pytest process) writes the timeline.
 TIMELINE_ENV = "BENCH_TEST_TIMELINE"
 
@@ -103,13 +107,16 @@ def read_spans(lines: list[str]) -> list[tuple[float, float, str]]:
     return sorted(spans)
 
 
+def _tallies() -> defaultdict[str, dict[str, list[float]]]:
+    """Per name: {"chat": [calls, seconds], "embed": [calls, seconds]}."""
+    return defaultdict(lambda: {"chat": [0, 0.0], "embed": [0, 0.0]})
+
+
 def attribute(
     calls: list[Call], spans: list[tuple[float, float, str]]
 ) -> dict[str, dict[str, list[float]]]:
     """For each test id (or "between"): {"chat": [count, seconds], "embed": [...]}."""
-    found: dict[str, dict[str, list[float]]] = defaultdict(
-        lambda: {"chat": [0, 0.0], "embed": [0, 0.0]}
-    )
+    found = _tallies()
     starts = [span[0] for span in spans]
     for call in calls:
         index = bisect.bisect_right(starts, call.began) - 1
@@ -122,13 +129,12 @@ def attribute(
 
 
 def by_file(per_test: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, list[float]]]:
-    files: dict[str, dict[str, list[float]]] = defaultdict(
-        lambda: {"chat": [0, 0.0], "embed": [0, 0.0]}
-    )
+    files = _tallies()
     for test, kinds in per_test.items():
+        tally = files[test.split("::")[0]]
         for kind, (count, seconds) in kinds.items():
-            files[test.split("::")[0]][kind][0] += count
-            files[test.split("::")[0]][kind][1] += seconds
+            tally[kind][0] += count
+            tally[kind][1] += seconds
     return dict(files)
 
 
@@ -148,18 +154,12 @@ def table(rows: dict[str, dict[str, list[float]]], label: str, limit: int) -> st
 
 def main(args: list[str]) -> int:
     root = Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root))
-    sys.path.insert(0, str(root / "benchmarks"))
-    import report  # noqa: PLC0415  (the scripts' shared module, beside this one)
-
-    from service.settings import Settings  # noqa: PLC0415
-
     log = Settings.from_env().stack.data_dir / "run" / "ollama.log"
     offset = log.stat().st_size if log.exists() else 0
     timeline = Path(os.environ.get("TMPDIR", "/tmp")) / f"test-timeline-{os.getpid()}.jsonl"
     timeline.unlink(missing_ok=True)
     pytest_args = args or ["-m", "integration"]
-    load_before = report.load_text()
+    load_before = load_text()
     started = time.monotonic()
     env = {
         **os.environ,
@@ -187,7 +187,7 @@ def main(args: list[str]) -> int:
             "## Where the shared Ollama's time goes, by test",
             f"{datetime.now().astimezone():%Y-%m-%d %H:%M %Z}: `uv run python "
             f"benchmarks/bench_test_model_time.py {' '.join(pytest_args)}` on "
-            f"{report.cpu_model()}, load {load_before} → {report.load_text()}; pytest "
+            f"{cpu_model()}, load {load_before} → {load_text()}; pytest "
             f"exit code {done.returncode}, {wall:.1f} s. {len(chat)} chat calls "
             f"({sum(c.seconds for c in chat):.0f} s of latencies) and {len(embed)} "
             f"embedding calls ({sum(c.seconds for c in embed):.0f} s). Latencies of calls in "
@@ -197,7 +197,7 @@ def main(args: list[str]) -> int:
         ]
     )
     print(body)
-    report.write_section(root / "docs" / "testing.md", "test-model-time", body)
+    write_section(root / "docs" / "testing.md", "test-model-time", body)
     return done.returncode
 
 
