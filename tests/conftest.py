@@ -47,6 +47,7 @@ import pytest
 import weaviate
 
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
+from service.errors import SynopsisError
 from service.settings import Settings
 from service.stack import LocalStack
 from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs, shared_python_docs
@@ -68,6 +69,46 @@ def settings() -> Iterator[Settings]:
     """Settings of the shared test stack, started if it is local and not running."""
     settings = Settings.from_env()
     ensure_stack(settings)
+    before = _collections(settings)
+    try:
+        yield from _sampled_or_as_is(settings)
+    finally:
+        if not os.environ.get("SYNOPSIS_TEST_KEEP_COLLECTIONS"):
+            _drop_test_collections(settings, before)
+
+
+#: Every collection the tests create on the shared stack is named with a prefix that
+#: starts with this (`TestCore`, `TestApiJobs`, …).
+TEST_COLLECTION_PREFIX = "Test"
+
+
+def _collections(settings: Settings) -> set[str]:
+    client = connect_weaviate(settings)
+    try:
+        return set(client.collections.list_all(simple=True))
+    finally:
+        client.close()
+
+
+def _drop_test_collections(settings: Settings, before: set[str]) -> None:
+    """Drop the test collections this session created on the shared stack that a test's
+    own drop left behind (conversations, job queues, registries of the API tests): a
+    developer's stack does not collect them run after run. Collections that were there
+    before the session, or not named as a test's, are never touched."""
+    try:
+        client = connect_weaviate(settings)
+    except SynopsisError as error:  # a test left the stack down: nothing to clean
+        print(f"\ntest collections not dropped: {error}", file=sys.stderr)
+        return
+    try:
+        for name in set(client.collections.list_all(simple=True)) - before:
+            if name.startswith(TEST_COLLECTION_PREFIX):
+                client.collections.delete(name)
+    finally:
+        client.close()
+
+
+def _sampled_or_as_is(settings: Settings) -> Iterator[Settings]:
     temperature = os.environ.get(TEMPERATURE_VARIABLE)
     if not temperature:
         yield settings
