@@ -144,9 +144,9 @@ def _drain(settings: Settings) -> None:
 
 
 def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
-    isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shared = Settings.from_env()
+    shared = settings  # the shared stack, started if it is not: its Weaviate is used
     settings = _settings(isolated_settings(900, weaviate=False), "TestHungOllama").with_overrides(
         weaviate_grpc_port=shared.stack.local_weaviate_grpc_port,  # the shared one, as external
     )
@@ -198,8 +198,9 @@ def test_a_hung_ollama_fails_requests_in_time_interrupts_the_job_and_recovers(
 
 
 def test_a_hung_weaviate_fails_requests_in_time_ends_the_job_and_recovers(
-    isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
+    smallest_model: str, isolated_settings: IsolatedSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # `smallest_model`: the shared stack's Ollama runs, with the model that writes here.
     settings = _settings(isolated_settings(950, ollama=False), "TestHungWeaviate")
     assert LocalStack(settings).up().ready
     with (

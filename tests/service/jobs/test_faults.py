@@ -292,9 +292,12 @@ def test_kill_9_of_weaviate_mid_job_fails_it_503s_meanwhile_and_a_retry_converge
 
 
 def test_kill_9_of_ollama_mid_job_fails_it_naming_the_model_and_a_retry_converges(
-    isolated_settings: IsolatedSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settings: Settings,
+    isolated_settings: IsolatedSettings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    shared = Settings.from_env()
+    shared = settings  # the shared stack, started if it is not: its Weaviate is used
     settings = _settings(isolated_settings(800, weaviate=False), "TestFaultOllama").with_overrides(
         # The shared Weaviate, reached as an external one: its gRPC port too.
         weaviate_grpc_port=shared.stack.local_weaviate_grpc_port,
