@@ -48,6 +48,7 @@ import weaviate
 
 from service.connections import connect_weaviate, ensure_stack, ollama_base_url
 from service.errors import SynopsisError
+from service.index.schema import delete_collections
 from service.settings import Settings
 from service.stack import LocalStack
 from tests.support.corpus import PYTHON_DOCS, LoadedCorpus, load_python_docs, shared_python_docs
@@ -101,9 +102,8 @@ def _drop_test_collections(settings: Settings, before: set[str]) -> None:
         print(f"\ntest collections not dropped: {error}", file=sys.stderr)
         return
     try:
-        for name in set(client.collections.list_all(simple=True)) - before:
-            if name.startswith(TEST_COLLECTION_PREFIX):
-                client.collections.delete(name)
+        created = set(client.collections.list_all(simple=True)) - before
+        delete_collections(client, [n for n in created if n.startswith(TEST_COLLECTION_PREFIX)])
     finally:
         client.close()
 
