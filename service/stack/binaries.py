@@ -82,7 +82,7 @@ def ollama_binary(settings: Settings, progress: Progress) -> Path:
         return target
     include_dir = _miniaudio_include_dir(settings, progress)
     _check_system_headers()
-    cflags = "-O3 -march=native" if settings.stack.ollama_native_build else "-O3"
+    cflags = ollama_cflags(native=settings.stack.ollama_native_build)
     env = {
         "CGO_ENABLED": "1",
         "CGO_CPPFLAGS": f"-I{include_dir}",
@@ -98,6 +98,18 @@ def ollama_binary(settings: Settings, progress: Progress) -> Path:
         progress,
     )
     return target
+
+
+def ollama_cflags(*, native: bool) -> str:
+    """The C/C++ flags of Ollama's cgo build: tuned for this CPU when `native`.
+
+    A native build leaves out AMX: with it, `__AMX_INT8__` is defined and ggml's CPU
+    backend calls the AMX buffer type, whose source (`ggml-cpu/amx/`) holds no Go file,
+    so `go install` never compiles it and the link fails on CPUs that have AMX.
+    """
+    if not native:
+        return "-O3"
+    return "-O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
 
 def _go() -> str:
