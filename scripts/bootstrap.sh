@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3.11-doc, mkdocs-doc and rust-doc: the corpora of the question sets (eval/README.md).
-apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc mkdocs-doc rust-doc maven chromium)
+# git-doc … python-sphinx-copybutton-doc: the held-out pages of the other documentation
+# generators (tests/loaders/generators.py), which the corpus tests skip where they are absent.
+apt_packages=(nlohmann-json3-dev libstb-dev python3.11-doc mkdocs-doc rust-doc maven chromium
+  git-doc libcommons-lang3-java-doc lmdb-doc python-itsdangerous-doc python-sphinx-copybutton-doc)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
