@@ -28,10 +28,6 @@ def _macros(flags: list[str]) -> set[str]:
     return {line.split()[1] for line in result.stdout.splitlines() if line.startswith("#define")}
 
 
-def test_a_generic_build_is_only_optimised() -> None:
-    assert ollama_cflags(native=False) == "-O3"
-
-
 def test_a_native_build_on_an_amx_cpu_leaves_amx_out_and_keeps_the_rest() -> None:
     """ggml's AMX sources hold no Go file, so `go install` would not link their calls."""
     flags = ollama_cflags(native=True).split()
