@@ -259,10 +259,8 @@ RECORD_DRAFT = """() => {
   window.draftSeen = seen;
   const isDraft = (classes) => (classes || "").split(/\\s+/).includes("draft");
   new MutationObserver((records) => {
-    for (const record of records) {
-      if (isDraft(record.oldValue)) seen.marked = true;
-    }
-    if (isDraft(text.className)) seen.marked = true;
+    // The checked answer removes the class: that record's old value has it.
+    if (records.some((record) => isDraft(record.oldValue))) seen.marked = true;
   }).observe(text, { attributes: true, attributeFilter: ["class"], attributeOldValue: true });
   new MutationObserver((records) => {
     for (const record of records) {
