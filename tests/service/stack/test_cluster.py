@@ -5,12 +5,14 @@ back and every node ends up with the same objects.
 The cluster has its own ports and data dir (`isolated_settings`); the shared Ollama writes
 the summaries (five short sections, by the smallest model: they only need to exist).
 Every wait is bounded. Run with `-s` to see the timings (docs/reliability.md has
-them). The test's collections ask to compare their copies every second
+them). The test's collections are created asking to compare their copies every second
 (`ASYNC_FREQUENCY_MS`; Weaviate 1.39 applies at least 5 s), not every 30 s (its
 default), and to propagate an object once it is a second old, not 30 s (its
 `propagationDelay`: the repair skips objects written more recently, and the objects the
-restarted node lacks were written seconds before). The restarted node then caught up in
-about 21 s (32 s with the delay at its default; docs/reliability.md); with
+restarted node lacks were written seconds before). They ask it when they are created:
+a node schedules a collection's next comparison when it runs one, so a config changed
+later reaches the nodes that stayed up only after the 30 s of their first schedule
+(the restarted node then caught up in about 21 s; docs/reliability.md). With
 `SYNOPSIS_TEST_ASYNC_REPLICATION_MS=0` the test keeps Weaviate's defaults, to measure them.
 """
 
@@ -26,7 +28,8 @@ from typing import TypeVar
 import httpx
 import pytest
 import weaviate
-from weaviate.classes.config import ConsistencyLevel, Reconfigure
+from weaviate.classes.config import Configure, ConsistencyLevel
+from weaviate.collections.classes.config import ReplicationConfigCreate
 
 from service.index.replication import Replication
 from service.index.store import Store
@@ -120,6 +123,27 @@ def _raft_leader(settings: Settings, *, dead: str = "") -> str | None:
     return leader if leader and leader != dead else None
 
 
+@pytest.fixture
+def fast_repair(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synopsis creates its collections with the test's async replication timing (see the
+    module's docstring): the replication config it builds, plus `ASYNC_FREQUENCY_MS`."""
+    if not ASYNC_FREQUENCY_MS:
+        return
+    built = Replication.config
+
+    def config(replication: Replication) -> ReplicationConfigCreate | None:
+        created = built(replication)
+        if created is None:
+            return None
+        timing = Configure.Replication.async_config(
+            frequency=ASYNC_FREQUENCY_MS, propagation_delay=ASYNC_FREQUENCY_MS
+        )
+        return created.model_copy(update={"asyncConfig": timing})
+
+    monkeypatch.setattr(Replication, "config", config)
+
+
+@pytest.mark.usefixtures("fast_repair")
 def test_cluster_survives_one_node(cluster: Settings, tmp_path: Path) -> None:
     timings: dict[str, float | str] = {}
     stack = LocalStack(cluster)
@@ -161,16 +185,7 @@ def test_cluster_survives_one_node(cluster: Settings, tmp_path: Path) -> None:
         timings["ingest of 3 sections"] = time.monotonic() - started
         assert (report.new_chunks, report.failed) == (3, [])
         for name in names:
-            collection = synopsis.client.collections.use(name)
-            if ASYNC_FREQUENCY_MS:
-                collection.config.update(
-                    replication_config=Reconfigure.replication(
-                        async_config=Reconfigure.Replication.async_config(
-                            frequency=ASYNC_FREQUENCY_MS, propagation_delay=ASYNC_FREQUENCY_MS
-                        )
-                    )
-                )
-            config = collection.config.get().replication_config
+            config = synopsis.client.collections.use(name).config.get().replication_config
             assert config.factor == 3, name
             if ASYNC_FREQUENCY_MS:
                 assert config.async_config is not None, name
