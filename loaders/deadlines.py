@@ -10,6 +10,7 @@ context variable: each fetch thread has its own), then fails with a timeout.
 
 from __future__ import annotations
 
+import functools
 import ssl
 import time
 from collections.abc import Iterable, Iterator
@@ -104,15 +105,24 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certificate verification on), built once: loading the
+    trusted certificates takes tens of milliseconds of CPU, and one context serves any
+    number of connections and threads."""
+    return httpx.create_ssl_context()
+
+
 class _DeadlineTransport(httpx.HTTPTransport):
     """httpx's own transport (its request mapping and error translation), over a
     connection pool whose network backend keeps the deadline."""
 
     def __init__(self) -> None:
-        super().__init__()
+        # httpx's pool, replaced below, is built with the same context: not a second one.
+        super().__init__(verify=_tls_context())
         limits = httpx.Limits()
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=_tls_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
