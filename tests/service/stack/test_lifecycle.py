@@ -3,7 +3,6 @@ a taken port, a stale pid file, and the `synopsis stack` commands."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import subprocess
@@ -77,12 +76,12 @@ def test_up_status_down_up(isolated_settings: IsolatedSettings) -> None:
         settings.models.resolved_answer_model,
         settings.models.embedding_model,
     }
-    # Its files are the cached ones, linked into this Ollama's store rather than copied.
+    # Its weights are the cached file (`model_files` checks it against the pinned sha256),
+    # linked into this Ollama's store rather than copied.
     blobs = settings.stack.data_dir / "ollama" / "models" / "blobs"
-    for path in model_files(settings, LOCAL_MODELS[settings.models.chat_model], silent).values():
-        with path.open("rb") as weights:
-            digest = hashlib.file_digest(weights, "sha256").hexdigest()
-        assert (blobs / f"sha256-{digest}").samefile(path)
+    model = LOCAL_MODELS[settings.models.chat_model]
+    cached = model_files(settings, model, silent)[model.weights]
+    assert (blobs / f"sha256-{model.weights_sha256}").samefile(cached)
 
     code, out, err = _cli(settings, "stack", "status")
     assert (code, err) == (0, "")
