@@ -23,7 +23,8 @@ if [ "$#" -gt 0 ]; then
   exit "$status"
 fi
 # The tests that need no stack (the unit tests and the hostile-input corpus) on two
-# pytest-xdist workers; then the integration tests in one process, one at a time (they
+# pytest-xdist workers (`worksteal`: a worker that runs out takes pending tests from the
+# other, so that a few slow tests at the end do not leave a core idle); then the integration tests in one process, one at a time (they
 # share the one local stack, and the model is CPU-bound on 2 cores).
 # Beside the integration tests, at the lowest CPU priority: the corpus tests of the
 # loaders and splitters over the Python docs and the site generators' pages (about a
@@ -35,7 +36,7 @@ fi
 beside=(tests/loaders/test_python_docs.py tests/splitters/test_corpus.py tests/loaders/test_generators.py)
 ignored=()
 for file in "${beside[@]}"; do ignored+=(--ignore "$file"); done
-uv run --frozen pytest -n 2 -m "not integration" "${ignored[@]}" --durations=30
+uv run --frozen pytest -n 2 --dist worksteal -m "not integration" "${ignored[@]}" --durations=30
 unit=$?
 beside_log="$(mktemp -t synopsis-corpus.XXXXXX)"
 # Where the kernel groups processes by session (autogroup), nice counts only within a
