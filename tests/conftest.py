@@ -65,10 +65,25 @@ TEMPERATURE_VARIABLE = "SYNOPSIS_TEST_CHAT_TEMPERATURE"
 _SAMPLED: Counter[str] = Counter()
 
 
+#: How long the suite's processes wait after writing a source lease, a job slot or a job
+#: claim before reading it back (`lease_settle_seconds`; the product's default, 0.3 s, is
+#: pinned by tests/service/index/test_replication.py). The wait separates takers writing
+#: the same one at the very same moment: Weaviate lets both writes pass, the last one
+#: stays, and each taker learns from the read-back whether it holds it. The integration
+#: tests take each one alone (one process, one job worker), so they do without the wait
+#: (it was about 40 s of an integration run), except where takers meet on purpose:
+#: tests/service/ingest/test_source_locks_integration.py sets the default again, and the
+#: job and conversation stores that tests build beside an app (`JobStore`,
+#: `ConversationStore`) keep their own default; `synopsis serve` and CLI subprocesses
+#: read the environment, not these settings.
+ONE_TAKER_SETTLE_SECONDS = 0.0
+
+
 @pytest.fixture(scope="session")
 def settings() -> Iterator[Settings]:
-    """Settings of the shared test stack, started if it is local and not running."""
-    settings = Settings.from_env()
+    """Settings of the shared test stack, started if it is local and not running (leases
+    read back at once: `ONE_TAKER_SETTLE_SECONDS`)."""
+    settings = Settings.from_env().with_overrides(lease_settle_seconds=ONE_TAKER_SETTLE_SECONDS)
     ensure_stack(settings)
     before = _collections(settings)
     try:
@@ -162,7 +177,7 @@ def isolated_settings(tmp_path: Path) -> Iterator[IsolatedSettings]:
     leaves them alone.
     """
     created: list[Settings] = []
-    base = Settings.from_env()
+    base = Settings.from_env().with_overrides(lease_settle_seconds=ONE_TAKER_SETTLE_SECONDS)
 
     def make(offset: int, *, weaviate: bool = True, ollama: bool = True) -> Settings:
         isolated = base.with_overrides(

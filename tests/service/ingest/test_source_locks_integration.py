@@ -21,6 +21,7 @@ from langchain_core.documents import Document
 
 from service.errors import SourceBusyError
 from service.index.identity import content_hash
+from service.index.leases import LEASE_SETTLE_SECONDS
 from service.ingest.chunk_records import unique_chunks
 from service.ingest.locks import SourceLocks
 from service.ingest.report import IngestEvent, IngestReport
@@ -54,8 +55,11 @@ def _document(version: str) -> Document:
 @pytest.fixture(scope="module")
 def locks_settings(cheap_settings: Settings) -> Settings:
     """Collections of this module's own; the smallest chat model (summaries only need to
-    exist)."""
-    return cheap_settings.with_overrides(collection_prefix=PREFIX)
+    exist); leases read back after the product's settle time, as takers at the same
+    moment need (the suite's settings skip it: tests/conftest.py)."""
+    return cheap_settings.with_overrides(
+        collection_prefix=PREFIX, lease_settle_seconds=LEASE_SETTLE_SECONDS
+    )
 
 
 @pytest.fixture(scope="module")
