@@ -24,8 +24,9 @@ if [ "$#" -gt 0 ]; then
 fi
 # The tests that need no stack (the unit tests and the hostile-input corpus) on two
 # pytest-xdist workers (`worksteal`: a worker that runs out takes pending tests from the
-# other, so that a few slow tests at the end do not leave a core idle); then the integration tests in one process, one at a time (they
-# share the one local stack, and the model is CPU-bound on 2 cores).
+# other, so that a few slow tests at the end do not leave a core idle); then the
+# integration tests in one process, one at a time (they share the one local stack, and
+# the model is CPU-bound on 2 cores).
 # Beside the integration tests, at the lowest CPU priority: the corpus tests of the
 # loaders and splitters over the Python docs and the site generators' pages (about a
 # minute of CPU, no server, no deadline). The integration tests leave about 40 % of the
